@@ -1,0 +1,253 @@
+//! Who may call what (DESIGN.md §2) and which role a caller holds on a document (§3).
+//!
+//! The server's extractors only collect credentials into an `Actor`; every decision is made here.
+
+use crate::error::{Error, Result};
+use crate::model::{
+    Account, AccessMode, GrantRole, Membership, Millis, ReviewHead, Role, Scope, SharedKind,
+    UserStatus,
+};
+
+/// How the caller proved who they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    Personal { token_id: String, scopes: Vec<Scope>, expires_at: Millis },
+    Shared(SharedKind),
+    /// A browser session cookie.
+    Session,
+}
+
+/// An authenticated caller.
+#[derive(Debug, Clone)]
+pub struct Actor {
+    pub account: Account,
+    pub credential: Credential,
+}
+
+impl Actor {
+    pub fn id(&self) -> &str {
+        self.account.id()
+    }
+
+    /// The expiry to announce in `x-cr-token-expires-at`, for personal tokens.
+    pub fn token_expires_at(&self) -> Option<Millis> {
+        match &self.credential {
+            Credential::Personal { expires_at, .. } => Some(*expires_at),
+            _ => None,
+        }
+    }
+
+    fn shared_kind(&self) -> Option<SharedKind> {
+        match self.credential {
+            Credential::Shared(kind) => Some(kind),
+            _ => None,
+        }
+    }
+}
+
+/// The operation classes of DESIGN.md §2, each with the schemes and scope it accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// List and read documents, dom-context, bundles, search.
+    Read,
+    /// Start and finish runs, write comments in runs.
+    Run,
+    /// Human comments, replies, edits, cancels, re-anchors, resolve and reopen.
+    Comment,
+    /// Create a document (JSON or HTML upload) or give it a new body.
+    Deliver,
+    /// Title, tags, archive flag, deletion.
+    Manage,
+    ReadSharing,
+    ChangeSharing,
+    /// Transfer ownership, change project roles.
+    Grant,
+    LinkProject,
+    /// Own profile, own tokens, list projects.
+    Account,
+    OrgRead,
+    OrgWrite,
+}
+
+impl Operation {
+    fn accepts_shared(self, kind: SharedKind) -> bool {
+        use Operation as Op;
+        match kind {
+            SharedKind::Agent => matches!(self, Op::Read | Op::Run | Op::Comment),
+            SharedKind::Import => matches!(self, Op::Read | Op::Deliver),
+            SharedKind::Manage => matches!(self, Op::Manage | Op::ReadSharing | Op::ChangeSharing),
+        }
+    }
+
+    fn accepts_session(self) -> bool {
+        matches!(self, Operation::Read | Operation::Comment | Operation::Account)
+    }
+
+    /// The scope a personal token needs; `None` means any scope will do.
+    fn scope(self) -> Option<Scope> {
+        use Operation as Op;
+        match self {
+            Op::Read | Op::ReadSharing | Op::Account | Op::OrgRead => None,
+            Op::Run | Op::Comment => Some(Scope::Comments),
+            Op::Deliver | Op::Manage | Op::LinkProject => Some(Scope::Docs),
+            Op::ChangeSharing | Op::Grant => Some(Scope::Access),
+            Op::OrgWrite => Some(Scope::Org),
+        }
+    }
+}
+
+/// Checks the credential's scheme and scope against an operation: 403 `forbidden` for a scheme
+/// the operation does not accept, 403 `insufficient_scope` for a missing scope.
+pub fn permit(actor: &Actor, operation: Operation) -> Result<()> {
+    match &actor.credential {
+        Credential::Personal { scopes, .. } => match operation.scope() {
+            Some(needed) if !scopes.contains(&needed) => Err(Error::InsufficientScope(needed.as_str())),
+            _ => Ok(()),
+        },
+        Credential::Shared(kind) if operation.accepts_shared(*kind) => Ok(()),
+        Credential::Session if operation.accepts_session() => Ok(()),
+        _ => Err(Error::forbidden("this kind of credential cannot perform this operation")),
+    }
+}
+
+/// Checks an extra scope a personal token needs for part of a request (e.g. sharing rows on create).
+pub fn require_scope(actor: &Actor, scope: Scope) -> Result<()> {
+    match &actor.credential {
+        Credential::Personal { scopes, .. } if !scopes.contains(&scope) => {
+            Err(Error::InsufficientScope(scope.as_str()))
+        }
+        Credential::Personal { .. } => Ok(()),
+        _ => Err(Error::forbidden("this kind of credential cannot change sharing")),
+    }
+}
+
+/// The caller's role on a document, or `None` when they cannot see it (which must read as 404).
+pub fn role_on(actor: &Actor, head: &ReviewHead) -> Option<Role> {
+    let grant = head
+        .grants
+        .iter()
+        .find(|grant| grant.email.eq_ignore_ascii_case(&actor.account.email))
+        .map(|grant| grant.role);
+    role_with_grant(actor, head.review.owner_id.as_str(), head.review.access_mode, grant)
+}
+
+/// `role_on` for callers that already know the caller's grant (list queries compute it in SQL).
+pub fn role_with_grant(
+    actor: &Actor,
+    owner_id: &str,
+    mode: AccessMode,
+    grant: Option<GrantRole>,
+) -> Option<Role> {
+    if let Some(kind) = actor.shared_kind() {
+        return Some(match kind {
+            SharedKind::Agent | SharedKind::Import => Role::Editor,
+            SharedKind::Manage => Role::Owner,
+        });
+    }
+    let account = &actor.account;
+    if account.status != UserStatus::Active {
+        return None;
+    }
+    if account.is_admin || account.id() == owner_id {
+        return Some(Role::Owner);
+    }
+    // External members act only inside their projects; sharing and link mode never reach them.
+    if account.membership == Membership::External {
+        return None;
+    }
+    let shared = grant.map(GrantRole::role);
+    let by_link = (mode == AccessMode::Link).then_some(Role::Viewer);
+    shared.max(by_link)
+}
+
+/// Looks up the caller's role, turning "cannot see" into 404.
+pub fn visible_role(actor: &Actor, head: &ReviewHead) -> Result<Role> {
+    role_on(actor, head).ok_or(Error::NotFound("document"))
+}
+
+/// Requires at least `needed` on a document the caller can see.
+pub fn require_role(role: Role, needed: Role, what: &str) -> Result<()> {
+    if role >= needed {
+        Ok(())
+    } else {
+        Err(Error::forbidden(format!("{what} needs the {needed} role on this document")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Provider, ReviewRecord, User};
+
+    fn account(id: &str, membership: Membership, admin: bool) -> Account {
+        Account {
+            user: User { id: id.into(), provider: Provider::Local, display_name: id.into() },
+            email: format!("{id}@example.com"),
+            membership,
+            status: UserStatus::Active,
+            is_admin: admin,
+            created_at: 0,
+        }
+    }
+
+    fn personal(account: Account, scopes: &[Scope]) -> Actor {
+        Actor {
+            account,
+            credential: Credential::Personal { token_id: "tok_1".into(), scopes: scopes.to_vec(), expires_at: 0 },
+        }
+    }
+
+    fn head(mode: AccessMode, grants: Vec<crate::model::AccessGrant>) -> ReviewHead {
+        ReviewHead {
+            review: ReviewRecord {
+                id: "rv_1".into(),
+                title: "t".into(),
+                owner_id: "owner".into(),
+                access_mode: mode,
+                tags: vec![],
+                archived: false,
+                comments_revision: 0,
+                structure_revision: 1,
+                created_at: 0,
+                updated_at: 0,
+                latest_version_id: "ver_1".into(),
+                latest_source_hash: "sha256:00".into(),
+                structure: None,
+                project_code: None,
+            },
+            grants,
+        }
+    }
+
+    #[test]
+    fn scopes_and_schemes() {
+        let reader = personal(account("u", Membership::Internal, false), &[Scope::Comments]);
+        assert!(permit(&reader, Operation::Read).is_ok());
+        assert!(permit(&reader, Operation::Comment).is_ok());
+        assert!(matches!(permit(&reader, Operation::Deliver), Err(Error::InsufficientScope("docs"))));
+        let agent = Actor { account: account("svc_agent", Membership::Internal, false), credential: Credential::Shared(SharedKind::Agent) };
+        assert!(permit(&agent, Operation::Run).is_ok());
+        assert!(matches!(permit(&agent, Operation::Deliver), Err(Error::Forbidden(_))));
+        let session = Actor { account: account("u", Membership::Internal, false), credential: Credential::Session };
+        assert!(permit(&session, Operation::Comment).is_ok());
+        assert!(matches!(permit(&session, Operation::Run), Err(Error::Forbidden(_))));
+    }
+
+    #[test]
+    fn roles_follow_design_section_three() {
+        let internal = personal(account("u", Membership::Internal, false), &[]);
+        let external = personal(account("x", Membership::External, false), &[]);
+        let admin = personal(account("a", Membership::Internal, true), &[]);
+        let owner = personal(account("owner", Membership::Internal, false), &[]);
+        assert_eq!(role_on(&internal, &head(AccessMode::Link, vec![])), Some(Role::Viewer));
+        assert_eq!(role_on(&internal, &head(AccessMode::Restricted, vec![])), None);
+        assert_eq!(role_on(&external, &head(AccessMode::Link, vec![])), None);
+        assert_eq!(role_on(&admin, &head(AccessMode::Restricted, vec![])), Some(Role::Owner));
+        assert_eq!(role_on(&owner, &head(AccessMode::Restricted, vec![])), Some(Role::Owner));
+        let shared = head(
+            AccessMode::Restricted,
+            vec![crate::model::AccessGrant { email: "U@EXAMPLE.com".into(), role: GrantRole::Editor }],
+        );
+        assert_eq!(role_on(&internal, &shared), Some(Role::Editor));
+    }
+}

@@ -1,0 +1,49 @@
+//! Time and randomness as injected dependencies, so expiry and undo windows are testable.
+
+use crate::model::Millis;
+
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Millis;
+}
+
+/// The wall clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Millis {
+        let since_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+/// RFC 3339 with milliseconds, in UTC, as every `…Ts` field carries it.
+pub fn rfc3339(millis: Millis) -> String {
+    let nanos = i128::from(millis) * 1_000_000;
+    let Ok(at) = time::OffsetDateTime::from_unix_timestamp_nanos(nanos) else {
+        return String::from("1970-01-01T00:00:00.000Z");
+    };
+    let format = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+    );
+    at.format(&format).unwrap_or_default()
+}
+
+/// Fills `buffer` from the operating system's random source.
+pub fn random_bytes(buffer: &mut [u8]) {
+    // The OS source failing means the machine cannot run securely at all.
+    #[allow(clippy::expect_used)]
+    getrandom::fill(buffer).expect("the operating system's random source failed");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_milliseconds_in_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_795_000_000_123), "2026-11-18T06:26:40.123Z");
+    }
+}

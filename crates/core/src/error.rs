@@ -1,0 +1,74 @@
+//! The core's error: every way a use case can refuse, in the words of the interface reference.
+
+use crate::store::StoreError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No usable credential: missing, unknown, expired, revoked, or its holder is suspended.
+    #[error("authentication required")]
+    Unauthorized,
+    /// A personal token lacks the scope the operation needs.
+    #[error("this token lacks the `{0}` scope; issue a token with it")]
+    InsufficientScope(&'static str),
+    /// The credential or role does not allow the operation on something the caller can see.
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// The document, comment or other identifier does not exist or is not visible.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("the comments were changed since revision you sent; current revision is {current}")]
+    RevisionConflict { current: i64 },
+    #[error("the target version is no longer the latest; latest is {latest}")]
+    StaleVersion { latest: String },
+    #[error("{0}")]
+    AlreadyExists(String),
+    #[error("{0}")]
+    InvalidTransition(String),
+    #[error("an external member must name a project")]
+    ProjectRequired,
+    #[error("you need an editor or manager role in this project")]
+    ProjectRoleRequired,
+    #[error("project not found")]
+    ProjectNotFound,
+    #[error("the project is not in the current project snapshot")]
+    ProjectNotInSnapshot,
+    #[error("the document is already linked to another project")]
+    ProjectConflict,
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// Something broke that the caller cannot fix; the cause is logged, never returned.
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The database cannot be reached right now.
+    #[error("the service is temporarily unavailable")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl Error {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::InvalidRequest(message.into())
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Error::Forbidden(message.into())
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::RevisionConflict { current } => Error::RevisionConflict { current },
+            StoreError::StaleVersion { latest } => Error::StaleVersion { latest },
+            StoreError::AlreadyExists(what) => Error::AlreadyExists(format!("{what} already exists")),
+            StoreError::NotFound => Error::NotFound("document"),
+            StoreError::Unavailable(source) => Error::Unavailable(source),
+            StoreError::Internal(source) => Error::Internal(source),
+        }
+    }
+}

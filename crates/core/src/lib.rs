@@ -1,0 +1,17 @@
+//! Domain types and rules of docreview: who may do what, how comments, runs and versions change,
+//! and the `Store` port that each database backend implements. No HTTP and no SQL live here.
+
+pub mod access;
+pub mod anchor;
+pub mod clock;
+pub mod error;
+pub mod ids;
+pub mod identity;
+pub mod model;
+pub mod service;
+pub mod store;
+pub mod texts;
+pub mod view;
+
+pub use error::{Error, Result};
+pub use service::Service;

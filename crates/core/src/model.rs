@@ -1,0 +1,331 @@
+//! The records docreview keeps, as the core and the stores share them.
+
+use serde::{Deserialize, Serialize};
+
+/// UNIX time in milliseconds.
+pub type Millis = i64;
+
+/// Defines a closed set of words with one spelling shared by JSON, the database and error messages.
+macro_rules! word_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),+ }
+            }
+
+            pub fn parse(text: &str) -> Option<Self> {
+                match text { $($text => Some(Self::$variant),)+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+word_enum!(Provider { Local => "local", Oidc => "oidc", Service => "service" });
+word_enum!(Membership { Internal => "internal", External => "external" });
+word_enum!(UserStatus { Active => "active", Suspended => "suspended" });
+word_enum!(AccessMode { Link => "link", Restricted => "restricted" });
+word_enum!(
+    /// A role on one document; later variants include the rights of earlier ones.
+    #[derive(PartialOrd, Ord)]
+    Role { Viewer => "viewer", Editor => "editor", Owner => "owner" }
+);
+word_enum!(
+    /// The roles that sharing can grant (ownership is transferred, never granted).
+    GrantRole { Editor => "editor", Viewer => "viewer" }
+);
+word_enum!(Category {
+    Note => "note",
+    Revise => "revise",
+    Add => "add",
+    Delete => "delete",
+    NeedsReview => "needs_review",
+    Consult => "consult",
+    None => "none",
+});
+word_enum!(CommentStatus { Open => "open", Closed => "closed" });
+word_enum!(RunKind { AiReview => "ai_review", Voice => "voice" });
+word_enum!(RunStatus {
+    Running => "running",
+    Completed => "completed",
+    Failed => "failed",
+    Cancelled => "cancelled",
+});
+word_enum!(AnchorState { Exact => "exact", Fuzzy => "fuzzy", Orphaned => "orphaned" });
+word_enum!(Scope { Docs => "docs", Access => "access", Comments => "comments", Org => "org" });
+word_enum!(
+    /// The three shared tokens configured in the environment.
+    SharedKind { Agent => "agent", Import => "import", Manage => "manage" }
+);
+
+impl GrantRole {
+    pub fn role(self) -> Role {
+        match self {
+            GrantRole::Editor => Role::Editor,
+            GrantRole::Viewer => Role::Viewer,
+        }
+    }
+}
+
+impl SharedKind {
+    /// The fixed user id of the service principal behind a shared token.
+    pub fn user_id(self) -> &'static str {
+        match self {
+            SharedKind::Agent => "svc_agent",
+            SharedKind::Import => "svc_import",
+            SharedKind::Manage => "svc_manage",
+        }
+    }
+
+    pub fn display_name(self) -> &'static str {
+        match self {
+            SharedKind::Agent => "Agent (shared token)",
+            SharedKind::Import => "Import (shared token)",
+            SharedKind::Manage => "Manage (shared token)",
+        }
+    }
+}
+
+/// The public face of a user, as embedded in comments, replies and events.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    pub id: String,
+    pub provider: Provider,
+    pub display_name: String,
+}
+
+/// A user with what the access rules need to know about them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub user: User,
+    pub email: String,
+    pub membership: Membership,
+    pub status: UserStatus,
+    pub is_admin: bool,
+    pub created_at: Millis,
+}
+
+impl Account {
+    pub fn id(&self) -> &str {
+        &self.user.id
+    }
+}
+
+/// A personal token as stored: never the value, only its SHA-256.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TokenRecord {
+    pub id: String,
+    pub user_id: String,
+    pub name: String,
+    pub hash: [u8; 32],
+    pub scopes: Vec<Scope>,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+    pub last_used_at: Option<Millis>,
+    pub revoked_at: Option<Millis>,
+}
+
+impl std::fmt::Debug for TokenRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenRecord")
+            .field("id", &self.id)
+            .field("user_id", &self.user_id)
+            .field("scopes", &self.scopes)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A heading section supplied with `review.structure` for documents without headings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SectionSpec {
+    pub id: String,
+    pub level: u8,
+    pub text: String,
+}
+
+/// One heading section of a version, as `dom-context` returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Section {
+    pub id: String,
+    pub level: u8,
+    pub text: String,
+    pub path: Vec<String>,
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewRecord {
+    pub id: String,
+    pub title: String,
+    pub owner_id: String,
+    pub access_mode: AccessMode,
+    pub tags: Vec<String>,
+    pub archived: bool,
+    pub comments_revision: i64,
+    pub structure_revision: i64,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+    pub latest_version_id: String,
+    /// `sourceHash` of the latest version (keys the parsed-text cache).
+    pub latest_source_hash: String,
+    pub structure: Option<Vec<SectionSpec>>,
+    pub project_code: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessGrant {
+    pub email: String,
+    pub role: GrantRole,
+}
+
+/// A document's record with its sharing list: enough to decide who may see it.
+#[derive(Debug, Clone)]
+pub struct ReviewHead {
+    pub review: ReviewRecord,
+    pub grants: Vec<AccessGrant>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionRecord {
+    pub id: String,
+    pub review_id: String,
+    pub label: String,
+    pub created_at: Millis,
+    pub source_hash: String,
+    /// Heading sections of this version's text, computed once when the body is stored.
+    pub sections: Vec<Section>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A W3C-style text quote: the passage and a little context on each side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quote {
+    pub exact: String,
+    #[serde(default)]
+    pub prefix: String,
+    #[serde(default)]
+    pub suffix: String,
+}
+
+/// Where a comment is shown, recomputed whenever the document gets a new body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Anchor {
+    pub version_id: String,
+    pub section_id: Option<String>,
+    pub quote: Option<Quote>,
+    pub position: Option<Position>,
+    pub state: AnchorState,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommentRecord {
+    pub id: String,
+    pub review_id: String,
+    pub author_id: String,
+    pub category: Category,
+    pub status: CommentStatus,
+    pub body: String,
+    pub version_id: String,
+    pub anchor: Anchor,
+    pub run_id: Option<String>,
+    pub created_at: Millis,
+    pub edited_at: Option<Millis>,
+    pub deleted_at: Option<Millis>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageRecord {
+    pub id: String,
+    pub comment_id: String,
+    pub review_id: String,
+    pub author_id: String,
+    pub body: String,
+    pub run_id: Option<String>,
+    pub created_at: Millis,
+    pub edited_at: Option<Millis>,
+    pub deleted_at: Option<Millis>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusEventRecord {
+    pub comment_id: String,
+    pub seq: i64,
+    pub status: CommentStatus,
+    pub by_id: String,
+    pub ts: Millis,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRecord {
+    pub id: String,
+    pub review_id: String,
+    pub kind: RunKind,
+    pub status: RunStatus,
+    pub title: String,
+    pub version_id: String,
+    pub summary: Option<String>,
+    pub created_by: String,
+    pub created_at: Millis,
+    pub completed_at: Option<Millis>,
+}
+
+/// One comment with its replies and status history.
+#[derive(Debug, Clone)]
+pub struct CommentThread {
+    pub comment: CommentRecord,
+    pub messages: Vec<MessageRecord>,
+    pub events: Vec<StatusEventRecord>,
+}
+
+/// Everything needed to render a review.
+#[derive(Debug, Clone)]
+pub struct ReviewState {
+    pub head: ReviewHead,
+    pub versions: Vec<VersionRecord>,
+    pub comments: Vec<CommentRecord>,
+    pub messages: Vec<MessageRecord>,
+    pub events: Vec<StatusEventRecord>,
+    pub runs: Vec<RunRecord>,
+    /// Every user referenced by the records above (owner, authors, event actors).
+    pub users: Vec<User>,
+}
+
+/// A list row of `GET /api/reviews`.
+#[derive(Debug, Clone)]
+pub struct ReviewSummaryRecord {
+    pub review: ReviewRecord,
+    pub owner: User,
+    /// The caller's sharing grant on this document, if any.
+    pub grant: Option<GrantRole>,
+    pub comment_count: i64,
+    pub open_comment_count: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectRecord {
+    pub code: String,
+    pub name: Option<String>,
+    pub company: Option<String>,
+    pub active: bool,
+    pub in_snapshot: bool,
+}

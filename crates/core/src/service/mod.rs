@@ -1,0 +1,141 @@
+//! The use cases: one method per API operation, taking the caller's `Actor` and deciding access.
+
+mod accounts;
+mod comments;
+mod reviews;
+mod runs;
+
+use std::sync::Arc;
+
+pub use accounts::{IssuedToken, NewUser, service_account};
+pub use comments::{CommentWritten, NewComment, NewReply, Reanchor, ReplyWritten, StatusChange, StatusWritten, TextEdit};
+pub use reviews::{
+    CreateReview, DomContext, HtmlUpload, ListQuery, ReviewList, ReviewSummaryView, VersionMode, VersionUpload,
+};
+pub use runs::{FinishRun, StartRun};
+
+use crate::access::{self, Actor};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::identity::SharedTokens;
+use crate::model::{ReviewHead, Role, VersionRecord};
+use crate::store::Store;
+use crate::texts::{TextCache, VersionText};
+
+/// A write without `baseCommentsRevision` applies to whatever is current; when another write
+/// slips in between our read and our write, we read again, at most this many times.
+pub(crate) const MAX_ATTEMPTS: usize = 64;
+
+pub struct Settings {
+    pub max_html_bytes: usize,
+    pub text_cache_bytes: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { max_html_bytes: 10 * 1024 * 1024, text_cache_bytes: 48 * 1024 * 1024 }
+    }
+}
+
+pub struct Service {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    shared: SharedTokens,
+    texts: TextCache,
+    settings: Settings,
+}
+
+impl Service {
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, shared: SharedTokens, settings: Settings) -> Self {
+        let texts = TextCache::new(settings.text_cache_bytes);
+        Service { store, clock, shared, texts, settings }
+    }
+
+    pub fn max_html_bytes(&self) -> usize {
+        self.settings.max_html_bytes
+    }
+
+    pub fn now(&self) -> crate::model::Millis {
+        self.clock.now()
+    }
+
+    /// Loads a document and the caller's role on it; 404 when it is missing or invisible.
+    async fn visible(&self, actor: &Actor, review_id: &str) -> Result<(ReviewHead, Role)> {
+        let head = self.store.review_head(review_id).await?.ok_or(Error::NotFound("document"))?;
+        let role = access::visible_role(actor, &head)?;
+        Ok((head, role))
+    }
+
+    /// The parsed text of a version, from the cache or parsed now (off the async threads).
+    async fn version_text(&self, review_id: &str, version_id: &str, source_hash: &str) -> Result<Arc<VersionText>> {
+        if let Some(text) = self.texts.get(source_hash) {
+            return Ok(text);
+        }
+        let (version, html) = self
+            .store
+            .version_html(review_id, version_id)
+            .await?
+            .ok_or(Error::NotFound("version"))?;
+        let text = Arc::new(parse_html(html).await?);
+        self.texts.insert(&version.source_hash, Arc::clone(&text));
+        Ok(text)
+    }
+
+    /// Rejects a write aimed at a version other than the latest.
+    async fn require_latest(&self, head: &ReviewHead, version_id: Option<&str>) -> Result<()> {
+        let Some(version_id) = version_id else { return Ok(()) };
+        if version_id == head.review.latest_version_id {
+            return Ok(());
+        }
+        let known: Option<VersionRecord> = self.store.version(&head.review.id, version_id).await?;
+        match known {
+            Some(_) => Err(Error::StaleVersion { latest: head.review.latest_version_id.clone() }),
+            None => Err(Error::invalid(format!("version `{version_id}` is not a version of this document"))),
+        }
+    }
+}
+
+/// Parses HTML on the blocking pool: a large body takes milliseconds of CPU.
+async fn parse_html(html: Vec<u8>) -> Result<VersionText> {
+    tokio::task::spawn_blocking(move || VersionText::from_html(&String::from_utf8_lossy(&html)))
+        .await
+        .map_err(|error| Error::Internal(Box::new(error)))
+}
+
+/// 409 `comments revision conflict` when the client's base is not the current revision.
+fn check_base(base: Option<i64>, current: i64) -> Result<()> {
+    match base {
+        Some(base) if base != current => Err(Error::RevisionConflict { current }),
+        _ => Ok(()),
+    }
+}
+
+/// Evaluates `attempt` (an `async { … }.await` expression) again while it loses a race it may
+/// retry: only writes without a base revision may be re-applied to a newer state; with a base,
+/// the conflict is the caller's answer. A macro, not a function taking an async closure, because
+/// each attempt must be a fresh future that borrows the caller's locals.
+macro_rules! retrying {
+    ($base:expr, $attempt:expr) => {{
+        let mut tries = 1;
+        loop {
+            match $attempt {
+                Err($crate::error::Error::RevisionConflict { .. })
+                    if $base.is_none() && tries < $crate::service::MAX_ATTEMPTS =>
+                {
+                    tries += 1
+                }
+                outcome => break outcome,
+            }
+        }
+    }};
+}
+pub(crate) use retrying;
+
+/// Checks a text field's length in characters.
+fn check_length(field: &str, value: &str, min: usize, max: usize) -> Result<()> {
+    let length = value.chars().count();
+    if length < min || length > max {
+        return Err(Error::invalid(format!("{field} must be {min} to {max} characters (got {length})")));
+    }
+    Ok(())
+}

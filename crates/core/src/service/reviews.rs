@@ -1,0 +1,589 @@
+//! Documents: create, upload, list, read, versions, structure and bundles.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::{Deserialize, Serialize};
+
+use super::{Service, accounts::normalize_email, check_length, parse_html};
+use crate::access::{self, Actor, Operation};
+use crate::anchor;
+use crate::clock::rfc3339;
+use crate::error::{Error, Result};
+use crate::ids::{is_valid_client_review_id, is_valid_project_code, new_id};
+use crate::model::{
+    AccessGrant, AccessMode, GrantRole, Membership, Millis, ReviewRecord, Role, Scope, Section, SectionSpec, User,
+    VersionRecord,
+};
+use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite, Visibility};
+use crate::texts::source_hash;
+use crate::view::{self, ReviewView, Viewer};
+
+const MAX_TAGS: usize = 32;
+const DEFAULT_PAGE: usize = 50;
+const MAX_PAGE: usize = 200;
+
+/// `POST /api/reviews`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateReview {
+    pub review: ReviewInput,
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewInput {
+    pub review_id: Option<String>,
+    pub title: Option<String>,
+    pub source: Option<SourceInput>,
+    pub access: Option<AccessInput>,
+    pub structure: Option<StructureInput>,
+    pub tags: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct SourceInput {
+    pub html: Option<String>,
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccessInput {
+    pub mode: Option<AccessMode>,
+    pub allowed_users: Option<Vec<AllowedUser>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct AllowedUser {
+    pub email: String,
+    pub role: GrantRole,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StructureInput {
+    pub sections: Vec<SectionSpec>,
+}
+
+/// `POST /api/reviews/import-html`.
+#[derive(Debug, Default)]
+pub struct HtmlUpload {
+    pub html: Vec<u8>,
+    pub file_name: Option<String>,
+    pub title: Option<String>,
+    pub label: Option<String>,
+    pub project: Option<String>,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionMode {
+    AddVersion,
+    Replace,
+}
+
+/// `POST /api/reviews/{id}/import-html`.
+#[derive(Debug)]
+pub struct VersionUpload {
+    pub html: Vec<u8>,
+    pub label: Option<String>,
+    pub mode: VersionMode,
+    pub base_version_id: Option<String>,
+}
+
+/// `GET /api/reviews` query.
+#[derive(Debug, Default, Deserialize)]
+pub struct ListQuery {
+    pub q: Option<String>,
+    pub tag: Option<String>,
+    pub archived: Option<bool>,
+    pub project: Option<String>,
+    pub owner: Option<String>,
+    pub limit: Option<usize>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewList {
+    pub reviews: Vec<ReviewSummaryView>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewSummaryView {
+    pub review_id: String,
+    pub title: String,
+    pub tags: Vec<String>,
+    pub archived: bool,
+    pub owner: User,
+    pub role: Role,
+    pub created_at: String,
+    pub updated_at: String,
+    pub latest_version_id: String,
+    pub comment_count: i64,
+    pub open_comment_count: i64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomContext {
+    pub review_id: String,
+    pub version_id: String,
+    pub structure_revision: i64,
+    pub sections: Vec<Section>,
+}
+
+/// What a new document is made of, whichever way it arrived.
+struct NewDocument {
+    review_id: Option<String>,
+    title: Option<String>,
+    html: Vec<u8>,
+    label: Option<String>,
+    project: Option<String>,
+    tags: Vec<String>,
+    mode: Option<AccessMode>,
+    grants: Vec<AccessGrant>,
+    structure: Option<Vec<SectionSpec>>,
+}
+
+impl Service {
+    pub async fn create_review(&self, actor: &Actor, input: CreateReview) -> Result<ReviewView> {
+        access::permit(actor, Operation::Deliver)?;
+        let review = input.review;
+        let (mode, grants) = match review.access {
+            Some(access_input) => {
+                let grants = access_input.allowed_users.unwrap_or_default();
+                if !grants.is_empty() {
+                    access::require_scope(actor, Scope::Access)?;
+                }
+                let grants = grants
+                    .into_iter()
+                    .map(|user| Ok(AccessGrant { email: normalize_email(&user.email)?, role: user.role }))
+                    .collect::<Result<Vec<_>>>()?;
+                (access_input.mode, grants)
+            }
+            None => (None, Vec::new()),
+        };
+        let source = review.source.unwrap_or_default();
+        self.create_document(
+            actor,
+            NewDocument {
+                review_id: review.review_id,
+                title: review.title,
+                html: source.html.unwrap_or_default().into_bytes(),
+                label: source.label,
+                project: input.project,
+                tags: review.tags.unwrap_or_default(),
+                mode,
+                grants,
+                structure: review.structure.map(|s| s.sections),
+            },
+        )
+        .await
+    }
+
+    pub async fn import_html(&self, actor: &Actor, upload: HtmlUpload) -> Result<ReviewView> {
+        access::permit(actor, Operation::Deliver)?;
+        let title = upload.title.or_else(|| {
+            upload
+                .file_name
+                .as_deref()
+                .map(|name| name.rsplit_once('.').map_or(name, |(stem, _)| stem).trim().to_string())
+                .filter(|stem| !stem.is_empty())
+        });
+        self.create_document(
+            actor,
+            NewDocument {
+                review_id: None,
+                title,
+                html: upload.html,
+                label: upload.label,
+                project: upload.project,
+                tags: upload.tags,
+                mode: None,
+                grants: Vec::new(),
+                structure: None,
+            },
+        )
+        .await
+    }
+
+    async fn create_document(&self, actor: &Actor, doc: NewDocument) -> Result<ReviewView> {
+        self.check_html(&doc.html)?;
+        if actor.account.membership == Membership::External && doc.project.is_none() {
+            return Err(Error::ProjectRequired);
+        }
+        let review_id = match (&doc.project, doc.review_id) {
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid("review.reviewId must not be sent together with project"));
+            }
+            (_, Some(id)) if !is_valid_client_review_id(&id) => {
+                return Err(Error::invalid("review.reviewId must match ^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$"));
+            }
+            (_, Some(id)) => id,
+            (_, None) => new_id("rv_", self.clock.now()),
+        };
+        if let Some(code) = &doc.project {
+            if !is_valid_project_code(code) {
+                return Err(Error::invalid("project must match ^[A-Z0-9][A-Z0-9-]{0,31}$"));
+            }
+            // Projects arrive with the project snapshot (`admin import-projects`).
+            let project = self.store.project(code).await?.ok_or(Error::ProjectNotFound)?;
+            if !project.in_snapshot {
+                return Err(Error::ProjectNotInSnapshot);
+            }
+            if !project.active {
+                return Err(Error::forbidden("the project is inactive"));
+            }
+            // Project roles are not granted yet, so nobody holds editor or manager in a project.
+            return Err(Error::ProjectRoleRequired);
+        }
+        let tags = normalize_tags(doc.tags)?;
+        if let Some(sections) = &doc.structure {
+            for section in sections {
+                check_length("structure section id", &section.id, 1, 200)?;
+                if !(1..=6).contains(&section.level) {
+                    return Err(Error::invalid("structure section level must be 1 to 6"));
+                }
+            }
+        }
+        let text = parse_html(doc.html.clone()).await?;
+        let title = match doc.title {
+            Some(title) => title.trim().to_string(),
+            None => text.sections.first().map_or_else(|| "Untitled".to_string(), |s| s.text.clone()),
+        };
+        check_length("title", &title, 1, 300)?;
+        let label = doc.label.unwrap_or_else(|| "v1".to_string());
+        check_length("label", &label, 1, 100)?;
+        let now = self.clock.now();
+        let hash = source_hash(&doc.html);
+        let version = VersionRecord {
+            id: new_id("ver_", now),
+            review_id: review_id.clone(),
+            label,
+            created_at: now,
+            source_hash: hash.clone(),
+            sections: text.sections.clone(),
+        };
+        let record = ReviewRecord {
+            id: review_id.clone(),
+            title,
+            owner_id: actor.id().to_string(),
+            access_mode: doc.mode.unwrap_or(AccessMode::Link),
+            tags,
+            archived: false,
+            comments_revision: 0,
+            structure_revision: 1,
+            created_at: now,
+            updated_at: now,
+            latest_version_id: version.id.clone(),
+            latest_source_hash: hash.clone(),
+            structure: doc.structure,
+            project_code: None,
+        };
+        let new = NewReview { review: record, grants: doc.grants, version, html: doc.html };
+        match self.store.create_review(new).await {
+            Ok(()) => {}
+            Err(StoreError::AlreadyExists(_)) => {
+                return Err(Error::AlreadyExists(format!("a document with id `{review_id}` already exists")));
+            }
+            Err(other) => return Err(other.into()),
+        }
+        self.texts.insert(&hash, Arc::new(text));
+        self.get_review(actor, &review_id, false).await
+    }
+
+    pub async fn get_review(&self, actor: &Actor, review_id: &str, include_deleted: bool) -> Result<ReviewView> {
+        access::permit(actor, Operation::Read)?;
+        let state = self.store.review_state(review_id).await?.ok_or(Error::NotFound("document"))?;
+        let role = access::visible_role(actor, &state.head)?;
+        if include_deleted {
+            access::require_role(role, Role::Editor, "includeDeleted")?;
+        }
+        let viewer = Viewer { user_id: actor.id(), now: self.clock.now(), include_deleted };
+        Ok(view::review_view(&state, role, &viewer))
+    }
+
+    pub async fn list_reviews(&self, actor: &Actor, query: ListQuery) -> Result<ReviewList> {
+        access::permit(actor, Operation::Read)?;
+        let limit = query.limit.unwrap_or(DEFAULT_PAGE);
+        if !(1..=MAX_PAGE).contains(&limit) {
+            return Err(Error::invalid(format!("limit must be 1 to {MAX_PAGE}")));
+        }
+        let owner_id = match query.owner.as_deref() {
+            None => None,
+            Some("me") => Some(actor.id().to_string()),
+            Some(_) => return Err(Error::invalid("owner accepts only `me`")),
+        };
+        let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
+        let visibility = if matches!(actor.credential, access::Credential::Shared(_)) || actor.account.is_admin {
+            Visibility::All
+        } else {
+            Visibility::Member {
+                user_id: actor.id().to_string(),
+                email: actor.account.email.clone(),
+                internal: actor.account.membership == Membership::Internal,
+            }
+        };
+        let rows = self
+            .store
+            .list_reviews(ReviewQuery {
+                visibility,
+                title_contains: query.q.filter(|q| !q.trim().is_empty()),
+                tag: query.tag,
+                archived: query.archived,
+                project: query.project,
+                owner_id,
+                after,
+                limit: limit + 1,
+            })
+            .await?;
+        let more = rows.len() > limit;
+        let mut reviews = Vec::with_capacity(limit);
+        let mut last_key = None;
+        for row in rows.into_iter().take(limit) {
+            let review = row.review;
+            last_key = Some((review.updated_at, review.id.clone()));
+            let Some(role) = access::role_with_grant(actor, &review.owner_id, review.access_mode, row.grant) else {
+                continue;
+            };
+            reviews.push(ReviewSummaryView {
+                review_id: review.id,
+                title: review.title,
+                tags: review.tags,
+                archived: review.archived,
+                owner: row.owner,
+                role,
+                created_at: rfc3339(review.created_at),
+                updated_at: rfc3339(review.updated_at),
+                latest_version_id: review.latest_version_id,
+                comment_count: row.comment_count,
+                open_comment_count: row.open_comment_count,
+            });
+        }
+        let next_cursor = if more { last_key.map(|(at, id)| encode_cursor(at, &id)) } else { None };
+        Ok(ReviewList { reviews, next_cursor })
+    }
+
+    pub async fn dom_context(&self, actor: &Actor, review_id: &str, version_id: Option<&str>) -> Result<DomContext> {
+        access::permit(actor, Operation::Read)?;
+        let (head, _) = self.visible(actor, review_id).await?;
+        let version_id = version_id.unwrap_or(&head.review.latest_version_id);
+        let version = self.store.version(review_id, version_id).await?.ok_or(Error::NotFound("version"))?;
+        let sections = match (&head.review.structure, version.sections.is_empty()) {
+            (Some(specs), true) => {
+                let text = self.version_text(review_id, &version.id, &version.source_hash).await?;
+                sections_from_structure(specs, text.text.char_len())
+            }
+            _ => version.sections,
+        };
+        Ok(DomContext {
+            review_id: head.review.id,
+            version_id: version.id,
+            structure_revision: head.review.structure_revision,
+            sections,
+        })
+    }
+
+    /// The HTML of a version, byte for byte as uploaded.
+    pub async fn bundle(&self, actor: &Actor, review_id: &str, version_id: &str) -> Result<Vec<u8>> {
+        access::permit(actor, Operation::Read)?;
+        self.visible(actor, review_id).await?;
+        let (_, html) = self.store.version_html(review_id, version_id).await?.ok_or(Error::NotFound("version"))?;
+        Ok(html)
+    }
+
+    /// Adds a version, or rewrites the latest one, and carries every comment's anchor onto it.
+    pub async fn import_version(&self, actor: &Actor, review_id: &str, upload: VersionUpload) -> Result<ReviewView> {
+        access::permit(actor, Operation::Deliver)?;
+        self.check_html(&upload.html)?;
+        if let Some(label) = &upload.label {
+            check_length("label", label, 1, 100)?;
+        }
+        let (head, role) = self.visible(actor, review_id).await?;
+        access::require_role(role, Role::Editor, "adding a version")?;
+        let text = Arc::new(parse_html(upload.html.clone()).await?);
+        let hash = source_hash(&upload.html);
+        let base = upload.base_version_id.clone();
+        let mut head = head;
+        for _ in 0..super::MAX_ATTEMPTS {
+            if let Some(base) = &base {
+                if *base != head.review.latest_version_id {
+                    self.require_latest(&head, Some(base)).await?;
+                }
+            }
+            let latest = self
+                .store
+                .version(review_id, &head.review.latest_version_id)
+                .await?
+                .ok_or(Error::NotFound("version"))?;
+            let now = self.clock.now();
+            let (version, append) = match upload.mode {
+                VersionMode::AddVersion => {
+                    let count = self.store.versions(review_id).await?.len();
+                    let label = upload.label.clone().unwrap_or_else(|| format!("v{}", count + 1));
+                    (
+                        VersionRecord {
+                            id: new_id("ver_", now),
+                            review_id: review_id.to_string(),
+                            label,
+                            created_at: now,
+                            source_hash: hash.clone(),
+                            sections: text.sections.clone(),
+                        },
+                        true,
+                    )
+                }
+                VersionMode::Replace => (
+                    VersionRecord {
+                        label: upload.label.clone().unwrap_or_else(|| latest.label.clone()),
+                        source_hash: hash.clone(),
+                        sections: text.sections.clone(),
+                        ..latest.clone()
+                    },
+                    false,
+                ),
+            };
+            let comments = self.store.live_comments(review_id).await?;
+            let structure = head.review.structure.clone();
+            let target_version = version.id.clone();
+            let moved_text = Arc::clone(&text);
+            let anchors = tokio::task::spawn_blocking(move || {
+                comments
+                    .into_iter()
+                    .map(|comment| {
+                        let moved = anchor::reanchor(&comment.anchor, &target_version, &moved_text, structure.as_deref());
+                        (comment.id, moved)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .map_err(|error| Error::Internal(Box::new(error)))?;
+            let structure_changed = !same_headings(&latest.sections, &version.sections);
+            let write = VersionWrite {
+                review_id: review_id.to_string(),
+                expected_latest_version_id: head.review.latest_version_id.clone(),
+                expected_comments_revision: head.review.comments_revision,
+                version,
+                html: upload.html.clone(),
+                append,
+                anchors,
+                structure_changed,
+                at: now,
+            };
+            match self.store.write_version(write).await {
+                Ok(_) => {
+                    self.texts.insert(&hash, Arc::clone(&text));
+                    return self.get_review(actor, review_id, false).await;
+                }
+                Err(StoreError::StaleVersion { latest }) if base.is_some() => {
+                    return Err(Error::StaleVersion { latest });
+                }
+                Err(StoreError::StaleVersion { .. } | StoreError::RevisionConflict { .. }) => {
+                    head = self.visible(actor, review_id).await?.0;
+                }
+                Err(other) => return Err(other.into()),
+            }
+        }
+        Err(Error::Unavailable("too much concurrent activity on this document; try again".into()))
+    }
+
+    fn check_html(&self, html: &[u8]) -> Result<()> {
+        if html.len() > self.settings.max_html_bytes {
+            return Err(Error::PayloadTooLarge(format!(
+                "the HTML is {} bytes; the limit is {} bytes",
+                html.len(),
+                self.settings.max_html_bytes
+            )));
+        }
+        if std::str::from_utf8(html).is_err() {
+            return Err(Error::invalid("the HTML must be UTF-8 encoded"));
+        }
+        Ok(())
+    }
+}
+
+/// Two heading lists are the same structure when ids, levels and texts agree in order.
+fn same_headings(a: &[Section], b: &[Section]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.id == y.id && x.level == y.level && x.text == y.text)
+}
+
+/// Sections supplied at creation, for documents without headings: each spans the whole text.
+fn sections_from_structure(specs: &[SectionSpec], text_len: usize) -> Vec<Section> {
+    let mut open: Vec<(u8, String)> = Vec::new();
+    specs
+        .iter()
+        .map(|spec| {
+            while open.last().is_some_and(|(level, _)| *level >= spec.level) {
+                open.pop();
+            }
+            let path = open.iter().map(|(_, id)| id.clone()).collect();
+            open.push((spec.level, spec.id.clone()));
+            Section { id: spec.id.clone(), level: spec.level, text: spec.text.clone(), path, start: 0, end: text_len }
+        })
+        .collect()
+}
+
+/// Trims, de-duplicates and checks tags: at most 32, each 1–64 characters.
+pub(crate) fn normalize_tags(tags: Vec<String>) -> Result<Vec<String>> {
+    let mut unique: Vec<String> = Vec::new();
+    for tag in tags {
+        let tag = tag.trim().to_string();
+        check_length("tag", &tag, 1, 64)?;
+        if !unique.contains(&tag) {
+            unique.push(tag);
+        }
+    }
+    if unique.len() > MAX_TAGS {
+        return Err(Error::invalid(format!("at most {MAX_TAGS} tags")));
+    }
+    Ok(unique)
+}
+
+fn encode_cursor(at: Millis, id: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{at}:{id}"))
+}
+
+fn decode_cursor(cursor: &str) -> Result<(Millis, String)> {
+    let invalid = || Error::invalid("cursor is not one this server issued");
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
+    let (at, id) = text.split_once(':').ok_or_else(invalid)?;
+    Ok((at.parse().map_err(|_| invalid())?, id.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_reject_garbage() {
+        let cursor = encode_cursor(42, "rv_x");
+        assert_eq!(decode_cursor(&cursor).ok(), Some((42, "rv_x".to_string())));
+        assert!(decode_cursor("!!!").is_err());
+        assert!(decode_cursor(&URL_SAFE_NO_PAD.encode("nocolon")).is_err());
+    }
+
+    #[test]
+    fn tags_are_trimmed_deduplicated_and_bounded() {
+        assert_eq!(normalize_tags(vec![" a ".into(), "a".into(), "b".into()]).ok(), Some(vec!["a".into(), "b".into()]));
+        assert!(normalize_tags(vec![String::new()]).is_err());
+        assert!(normalize_tags((0..33).map(|i| i.to_string()).collect()).is_err());
+    }
+
+    #[test]
+    fn structure_sections_get_paths() {
+        let specs = vec![
+            SectionSpec { id: "a".into(), level: 1, text: "A".into() },
+            SectionSpec { id: "b".into(), level: 2, text: "B".into() },
+            SectionSpec { id: "c".into(), level: 1, text: "C".into() },
+        ];
+        let sections = sections_from_structure(&specs, 10);
+        assert_eq!(sections[1].path, vec!["a".to_string()]);
+        assert!(sections[2].path.is_empty());
+    }
+}

@@ -1,0 +1,131 @@
+//! The text of a version (what anchors point into) and a bounded cache of parsed texts.
+//!
+//! Parsing a large body costs milliseconds, and every anchored comment write needs the text, so
+//! parsed texts are cached by `sourceHash`. The cache is content-addressed: a node never serves a
+//! stale text, and nothing in it needs sharing between nodes.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use docreview_text::IndexedText;
+
+use crate::model::Section;
+
+/// A version's text with its heading sections.
+pub struct VersionText {
+    pub text: IndexedText,
+    pub sections: Vec<Section>,
+}
+
+impl VersionText {
+    /// Extracts the text and headings of an HTML body with a real HTML parser.
+    pub fn from_html(html: &str) -> Self {
+        let extracted = docreview_text::extract(html);
+        let sections = extracted
+            .headings
+            .into_iter()
+            .map(|heading| Section {
+                id: heading.id,
+                level: heading.level,
+                text: heading.text,
+                path: heading.path,
+                start: heading.start,
+                end: heading.end,
+            })
+            .collect();
+        VersionText { text: IndexedText::new(extracted.text), sections }
+    }
+
+    /// The innermost section containing the code-point offset `at`.
+    pub fn section_at(&self, at: usize) -> Option<&Section> {
+        self.sections
+            .iter()
+            .filter(|section| section.start <= at && at < section.end.max(section.start + 1))
+            .max_by_key(|section| (section.level, section.start))
+    }
+
+    fn weight(&self) -> usize {
+        self.text.as_str().len() * 2 + 1024
+    }
+}
+
+/// Parsed version texts keyed by `sourceHash`, evicting the oldest beyond a byte budget.
+pub struct TextCache {
+    budget: usize,
+    inner: Mutex<CacheInner>,
+}
+
+#[derive(Default)]
+struct CacheInner {
+    entries: HashMap<String, Arc<VersionText>>,
+    order: VecDeque<String>,
+    used: usize,
+}
+
+impl TextCache {
+    pub fn new(budget_bytes: usize) -> Self {
+        TextCache { budget: budget_bytes, inner: Mutex::new(CacheInner::default()) }
+    }
+
+    pub fn get(&self, source_hash: &str) -> Option<Arc<VersionText>> {
+        let inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        inner.entries.get(source_hash).cloned()
+    }
+
+    pub fn insert(&self, source_hash: &str, text: Arc<VersionText>) {
+        let weight = text.weight();
+        if weight > self.budget {
+            return;
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if inner.entries.contains_key(source_hash) {
+            return;
+        }
+        while inner.used + weight > self.budget {
+            let Some(oldest) = inner.order.pop_front() else { break };
+            if let Some(evicted) = inner.entries.remove(&oldest) {
+                inner.used -= evicted.weight();
+            }
+        }
+        inner.used += weight;
+        inner.order.push_back(source_hash.to_string());
+        inner.entries.insert(source_hash.to_string(), text);
+    }
+}
+
+/// `sha256:` + lowercase hex of the bytes as uploaded.
+pub fn source_hash(html: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(crate::identity::sha256(html)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_evicts_oldest_beyond_budget() {
+        let cache = TextCache::new(3000);
+        let small = || Arc::new(VersionText::from_html("<p>x</p>"));
+        cache.insert("a", small());
+        cache.insert("b", small());
+        cache.insert("c", small());
+        assert!(cache.get("a").is_none());
+        assert!(cache.get("c").is_some());
+    }
+
+    #[test]
+    fn innermost_section_wins() {
+        let text = VersionText::from_html("<h1>A</h1><p>intro</p><h2>B</h2><p>body</p>");
+        let inner = text.section_at(text.text.char_len() - 1).map(|s| s.id.clone());
+        assert_eq!(inner.as_deref(), Some("b"));
+        assert_eq!(text.section_at(2).map(|s| s.id.as_str()), Some("a"));
+    }
+
+    #[test]
+    fn hashes_bytes() {
+        assert_eq!(
+            source_hash(b""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

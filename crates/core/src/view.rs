@@ -1,0 +1,365 @@
+//! The JSON shapes the API returns, built from records for one caller at one moment
+//! (the `provisional` flag and `role` depend on who asks, and when).
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::clock::rfc3339;
+use crate::model::{
+    AccessMode, Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord, Millis,
+    Provider, ReviewState, Role, RunKind, RunRecord, RunStatus, StatusEventRecord, User, VersionRecord,
+};
+
+/// A human comment or reply can be cancelled by its author for this long after writing it.
+pub const UNDO_WINDOW_MS: Millis = 10 * 60 * 1000;
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewView {
+    pub review_id: String,
+    pub title: String,
+    pub comments_revision: i64,
+    pub structure_revision: i64,
+    pub comments: Vec<CommentView>,
+    pub ai_review_runs: Vec<RunView>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub source: SourceView,
+    pub tags: Vec<String>,
+    pub archived: bool,
+    pub owner: User,
+    pub role: Role,
+    pub access: AccessView,
+    pub latest_version_id: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SourceView {
+    pub versions: Vec<VersionView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionView {
+    pub version_id: String,
+    pub label: String,
+    pub created_at: Millis,
+    pub source_hash: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AccessView {
+    pub mode: AccessMode,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentView {
+    pub id: String,
+    pub author: User,
+    pub category: Category,
+    pub status: CommentStatus,
+    pub body: String,
+    pub anchor: Anchor,
+    pub thread: Vec<MessageView>,
+    pub status_events: Vec<EventView>,
+    pub version_id: String,
+    pub created_ts: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edited_ts: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted_ts: Option<String>,
+    pub provisional: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageView {
+    pub id: String,
+    pub author: User,
+    pub body: String,
+    pub created_ts: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edited_ts: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted_ts: Option<String>,
+    pub provisional: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EventView {
+    pub seq: i64,
+    pub status: CommentStatus,
+    pub by: User,
+    pub ts: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunView {
+    pub id: String,
+    pub kind: RunKind,
+    pub status: RunStatus,
+    pub title: String,
+    pub version_id: String,
+    pub comment_ids: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    pub created_ts: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_ts: Option<String>,
+}
+
+/// Who is looking, and when: the inputs of every per-caller field.
+pub struct Viewer<'a> {
+    pub user_id: &'a str,
+    pub now: Millis,
+    pub include_deleted: bool,
+}
+
+/// Resolves user ids to the public `User`, tolerating ids whose account is gone.
+pub struct Users<'a>(HashMap<&'a str, &'a User>);
+
+impl<'a> Users<'a> {
+    pub fn new(users: impl IntoIterator<Item = &'a User>) -> Self {
+        Users(users.into_iter().map(|user| (user.id.as_str(), user)).collect())
+    }
+
+    pub fn get(&self, id: &str) -> User {
+        self.0.get(id).map_or_else(
+            || User { id: id.to_string(), provider: Provider::Local, display_name: "(unknown user)".into() },
+            |user| (*user).clone(),
+        )
+    }
+}
+
+/// Whether a comment is still provisional for `viewer` (DESIGN.md §4.4): inside a running run,
+/// for everyone; a human comment, for its author during the undo window while nobody replied.
+pub fn comment_is_provisional(
+    comment: &CommentRecord,
+    live_replies: usize,
+    run_status: Option<RunStatus>,
+    viewer_id: &str,
+    now: Millis,
+) -> bool {
+    if comment.deleted_at.is_some() {
+        return false;
+    }
+    match comment.run_id {
+        Some(_) => run_status == Some(RunStatus::Running),
+        None => comment.author_id == viewer_id && now - comment.created_at < UNDO_WINDOW_MS && live_replies == 0,
+    }
+}
+
+/// The same rule for a reply; "nobody replied" means no later live reply in the thread.
+pub fn message_is_provisional(
+    message: &MessageRecord,
+    replied_after: bool,
+    run_status: Option<RunStatus>,
+    viewer_id: &str,
+    now: Millis,
+) -> bool {
+    if message.deleted_at.is_some() {
+        return false;
+    }
+    match message.run_id {
+        Some(_) => run_status == Some(RunStatus::Running),
+        None => message.author_id == viewer_id && now - message.created_at < UNDO_WINDOW_MS && !replied_after,
+    }
+}
+
+/// Renders one comment thread. `run_status` looks up the status of a run by id.
+pub fn comment_view(
+    thread: &CommentThread,
+    users: &Users<'_>,
+    run_status: &dyn Fn(&str) -> Option<RunStatus>,
+    viewer: &Viewer<'_>,
+) -> CommentView {
+    let comment = &thread.comment;
+    let mut live: Vec<&MessageRecord> = thread.messages.iter().filter(|m| m.deleted_at.is_none()).collect();
+    live.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    let mut shown: Vec<&MessageRecord> = if viewer.include_deleted { thread.messages.iter().collect() } else { live.clone() };
+    shown.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    let last_live = live.last().map(|m| m.id.as_str());
+    let thread_views = shown
+        .into_iter()
+        .map(|message| MessageView {
+            id: message.id.clone(),
+            author: users.get(&message.author_id),
+            body: message.body.clone(),
+            created_ts: rfc3339(message.created_at),
+            edited_ts: message.edited_at.map(rfc3339),
+            deleted_ts: message.deleted_at.map(rfc3339),
+            provisional: message_is_provisional(
+                message,
+                last_live.is_some_and(|last| last != message.id),
+                message.run_id.as_deref().and_then(run_status),
+                viewer.user_id,
+                viewer.now,
+            ),
+            run_id: message.run_id.clone(),
+        })
+        .collect();
+    let mut events: Vec<&StatusEventRecord> = thread.events.iter().collect();
+    events.sort_by_key(|event| event.seq);
+    CommentView {
+        id: comment.id.clone(),
+        author: users.get(&comment.author_id),
+        category: comment.category,
+        status: comment.status,
+        body: comment.body.clone(),
+        anchor: comment.anchor.clone(),
+        thread: thread_views,
+        status_events: events
+            .into_iter()
+            .map(|event| EventView {
+                seq: event.seq,
+                status: event.status,
+                by: users.get(&event.by_id),
+                ts: rfc3339(event.ts),
+            })
+            .collect(),
+        version_id: comment.version_id.clone(),
+        created_ts: rfc3339(comment.created_at),
+        edited_ts: comment.edited_at.map(rfc3339),
+        deleted_ts: comment.deleted_at.map(rfc3339),
+        provisional: comment_is_provisional(
+            comment,
+            live.len(),
+            comment.run_id.as_deref().and_then(run_status),
+            viewer.user_id,
+            viewer.now,
+        ),
+        run_id: comment.run_id.clone(),
+    }
+}
+
+pub fn run_view(run: &RunRecord, comment_ids: Vec<String>) -> RunView {
+    RunView {
+        id: run.id.clone(),
+        kind: run.kind,
+        status: run.status,
+        title: run.title.clone(),
+        version_id: run.version_id.clone(),
+        comment_ids,
+        summary: run.summary.clone(),
+        created_ts: rfc3339(run.created_at),
+        completed_ts: run.completed_at.map(rfc3339),
+    }
+}
+
+pub fn version_view(version: &VersionRecord) -> VersionView {
+    VersionView {
+        version_id: version.id.clone(),
+        label: version.label.clone(),
+        created_at: version.created_at,
+        source_hash: version.source_hash.clone(),
+    }
+}
+
+/// Renders a whole review for one caller.
+pub fn review_view(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> ReviewView {
+    let users = Users::new(&state.users);
+    let run_status = |id: &str| state.runs.iter().find(|run| run.id == id).map(|run| run.status);
+    let mut messages_by_comment: HashMap<&str, Vec<MessageRecord>> = HashMap::new();
+    for message in &state.messages {
+        messages_by_comment.entry(message.comment_id.as_str()).or_default().push(message.clone());
+    }
+    let mut events_by_comment: HashMap<&str, Vec<StatusEventRecord>> = HashMap::new();
+    for event in &state.events {
+        events_by_comment.entry(event.comment_id.as_str()).or_default().push(event.clone());
+    }
+    let mut comments: Vec<&CommentRecord> = state
+        .comments
+        .iter()
+        .filter(|comment| viewer.include_deleted || comment.deleted_at.is_none())
+        .collect();
+    comments.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    let comment_views = comments
+        .into_iter()
+        .map(|comment| {
+            let thread = CommentThread {
+                comment: comment.clone(),
+                messages: messages_by_comment.remove(comment.id.as_str()).unwrap_or_default(),
+                events: events_by_comment.remove(comment.id.as_str()).unwrap_or_default(),
+            };
+            comment_view(&thread, &users, &run_status, viewer)
+        })
+        .collect();
+    let mut runs: Vec<&RunRecord> = state.runs.iter().collect();
+    runs.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    let run_views = runs
+        .into_iter()
+        .map(|run| {
+            let ids = state
+                .comments
+                .iter()
+                .filter(|c| c.run_id.as_deref() == Some(run.id.as_str()) && c.deleted_at.is_none())
+                .map(|c| c.id.clone())
+                .collect();
+            run_view(run, ids)
+        })
+        .collect();
+    let review = &state.head.review;
+    ReviewView {
+        review_id: review.id.clone(),
+        title: review.title.clone(),
+        comments_revision: review.comments_revision,
+        structure_revision: review.structure_revision,
+        comments: comment_views,
+        ai_review_runs: run_views,
+        created_at: rfc3339(review.created_at),
+        updated_at: rfc3339(review.updated_at),
+        source: SourceView { versions: state.versions.iter().map(version_view).collect() },
+        tags: review.tags.clone(),
+        archived: review.archived,
+        owner: users.get(&review.owner_id),
+        role,
+        access: AccessView { mode: review.access_mode },
+        latest_version_id: review.latest_version_id.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::AnchorState;
+
+    fn comment(author: &str, created_at: Millis, run_id: Option<&str>) -> CommentRecord {
+        CommentRecord {
+            id: "cm_1".into(),
+            review_id: "rv".into(),
+            author_id: author.into(),
+            category: Category::Note,
+            status: CommentStatus::Open,
+            body: "b".into(),
+            version_id: "v".into(),
+            anchor: Anchor { version_id: "v".into(), section_id: None, quote: None, position: None, state: AnchorState::Exact },
+            run_id: run_id.map(str::to_string),
+            created_at,
+            edited_at: None,
+            deleted_at: None,
+        }
+    }
+
+    #[test]
+    fn human_comments_are_provisional_for_their_author_during_the_undo_window() {
+        let c = comment("ada", 1_000, None);
+        assert!(comment_is_provisional(&c, 0, None, "ada", 1_000 + UNDO_WINDOW_MS - 1));
+        assert!(!comment_is_provisional(&c, 0, None, "ada", 1_000 + UNDO_WINDOW_MS));
+        assert!(!comment_is_provisional(&c, 0, None, "bob", 1_001));
+        assert!(!comment_is_provisional(&c, 1, None, "ada", 1_001));
+    }
+
+    #[test]
+    fn run_comments_are_provisional_for_everyone_while_the_run_runs() {
+        let c = comment("agent", 1_000, Some("run_1"));
+        assert!(comment_is_provisional(&c, 3, Some(RunStatus::Running), "bob", 10 * UNDO_WINDOW_MS));
+        assert!(!comment_is_provisional(&c, 0, Some(RunStatus::Completed), "agent", 1_001));
+    }
+}

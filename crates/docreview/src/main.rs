@@ -1,0 +1,278 @@
+//! The `docreview` binary: the server and the operator commands.
+
+mod demo;
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use docreview_core::clock::SystemClock;
+use docreview_core::identity::{Secret, SharedTokens};
+use docreview_core::model::{Scope, SharedKind};
+use docreview_core::service::{NewUser, Settings};
+use docreview_core::store::Store;
+use docreview_core::Service;
+use docreview_store_sqlite::SqliteStore;
+
+#[derive(Parser)]
+#[command(name = "docreview", version, about = "Self-hostable review service for HTML documents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP server.
+    Serve(ServeArgs),
+    /// Operator commands that work directly on the database (also while the server runs).
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Args)]
+struct StorageArgs {
+    /// Directory for the SQLite database and anything else kept locally [default: ./data].
+    #[arg(long, env = "DOCREVIEW_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// `sqlite://PATH` for an explicit SQLite file (`postgres://…` arrives with the PostgreSQL backend).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    database_url: Option<String>,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    storage: StorageArgs,
+    /// Address to bind; port 0 picks a free port (the chosen address is printed).
+    #[arg(long, env = "DOCREVIEW_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The base URL used in printed links [default: http://{listen}].
+    #[arg(long, env = "DOCREVIEW_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Largest accepted HTML upload, in bytes (413 beyond).
+    #[arg(long, env = "DOCREVIEW_MAX_HTML_BYTES", default_value_t = 10 * 1024 * 1024)]
+    max_html_bytes: usize,
+    /// Start on a fresh database seeded with demo users, documents and comments, and print a token.
+    #[arg(long)]
+    demo: bool,
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Create a user; prints the new user's id.
+    CreateUser {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        name: String,
+        /// Make the user an organization administrator.
+        #[arg(long)]
+        admin: bool,
+        /// An external member: acts only inside projects where they hold a role.
+        #[arg(long)]
+        external: bool,
+        /// Read a password for browser sign-in from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+    /// Issue a personal token; prints its value alone (the only time it is ever shown).
+    IssueToken {
+        #[arg(long)]
+        email: String,
+        /// Comma-separated: docs, access, comments, org [default: comments].
+        #[arg(long, value_delimiter = ',')]
+        scopes: Vec<String>,
+        #[arg(long)]
+        name: Option<String>,
+        /// Days until the token expires, at most 90.
+        #[arg(long)]
+        expires_in_days: Option<i64>,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: could not start the async runtime: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve(args).await,
+        Command::Admin { command } => admin(command).await,
+    }
+}
+
+/// Where the SQLite database lives, from `DATABASE_URL` or the data directory.
+fn database_path(storage: &StorageArgs, data_dir: &Path) -> anyhow::Result<PathBuf> {
+    match storage.database_url.as_deref() {
+        None | Some("") => Ok(data_dir.join("docreview.db")),
+        Some(url) => match url.split_once("://") {
+            Some(("sqlite", path)) if !path.is_empty() => Ok(PathBuf::from(path)),
+            Some(("postgres" | "postgresql", _)) => {
+                bail!("DATABASE_URL names PostgreSQL, but this build has only the SQLite backend")
+            }
+            _ => bail!("DATABASE_URL must be sqlite://PATH (or unset to use the data directory)"),
+        },
+    }
+}
+
+fn open_service(path: &Path, max_html_bytes: usize) -> anyhow::Result<Arc<Service>> {
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(path).with_context(|| format!("opening the database {}", path.display()))?);
+    let shared = SharedTokens::new(
+        [
+            (SharedKind::Agent, "DOCREVIEW_AGENT_TOKEN"),
+            (SharedKind::Import, "DOCREVIEW_IMPORT_TOKEN"),
+            (SharedKind::Manage, "DOCREVIEW_MANAGE_TOKEN"),
+        ]
+        .into_iter()
+        .filter_map(|(kind, variable)| std::env::var(variable).ok().map(|value| (kind, Secret::new(value)))),
+    );
+    let settings = Settings { max_html_bytes, ..Settings::default() };
+    Ok(Arc::new(Service::new(store, Arc::new(SystemClock), shared, settings)))
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let data_dir = match (&args.storage.data_dir, args.demo) {
+        (Some(dir), _) => dir.clone(),
+        (None, true) => demo::fresh_data_dir()?,
+        (None, false) => PathBuf::from("./data"),
+    };
+    let path = database_path(&args.storage, &data_dir)?;
+    if args.demo && path.exists() {
+        bail!("--demo needs a fresh database, but {} already exists; pick another --data-dir", path.display());
+    }
+    let service = open_service(&path, args.max_html_bytes)?;
+    service.ensure_service_accounts().await?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
+    let address = listener.local_addr()?;
+    let base_url = args.public_url.clone().unwrap_or_else(|| format!("http://{address}"));
+    if args.demo {
+        let seeded = demo::seed(&service).await.context("seeding the demo data")?;
+        demo::print_welcome(&base_url, &data_dir, &seeded);
+    }
+    println!("docreview listening on http://{address}");
+    tracing::info!(%address, database = %path.display(), "docreview started");
+
+    let sweeper = tokio::spawn(sweep_stale_runs(Arc::clone(&service)));
+    let app = docreview_server::app(service);
+    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    sweeper.abort();
+    Ok(())
+}
+
+/// Fails runs left running for a day, once a minute; idempotent, so every node may run it.
+async fn sweep_stale_runs(service: Arc<Service>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(60));
+    loop {
+        tick.tick().await;
+        match service.expire_stale_runs().await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "failed runs left running for 24 hours"),
+            Err(error) => tracing::warn!(%error, "could not sweep stale runs"),
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}
+
+async fn admin(command: AdminCommand) -> anyhow::Result<()> {
+    match command {
+        AdminCommand::CreateUser { email, name, admin, external, password_stdin, storage } => {
+            let password_hash = if password_stdin { Some(hash_password(&read_password()?)?) } else { None };
+            let service = open_admin_service(&storage)?;
+            let account = service.create_user(NewUser { email, display_name: name, admin, external, password_hash }).await?;
+            println!("{}", account.user.id);
+        }
+        AdminCommand::IssueToken { email, scopes, name, expires_in_days, storage } => {
+            let scopes = scopes
+                .iter()
+                .map(|s| s.trim())
+                .filter(|s| !s.is_empty())
+                .map(|s| Scope::parse(s).with_context(|| format!("unknown scope `{s}`; use docs, access, comments, org")))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let service = open_admin_service(&storage)?;
+            let issued = service.issue_token(&email, scopes, name, expires_in_days).await?;
+            println!("{}", issued.value.expose());
+        }
+    }
+    Ok(())
+}
+
+fn open_admin_service(storage: &StorageArgs) -> anyhow::Result<Arc<Service>> {
+    let data_dir = storage.data_dir.clone().unwrap_or_else(|| PathBuf::from("./data"));
+    let path = database_path(storage, &data_dir)?;
+    open_service(&path, Settings::default().max_html_bytes)
+}
+
+fn read_password() -> anyhow::Result<String> {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).context("reading the password from standard input")?;
+    let password = input.trim_end_matches(['\r', '\n']).to_string();
+    if password.chars().count() < 8 {
+        bail!("the password must be at least 8 characters");
+    }
+    Ok(password)
+}
+
+/// argon2id with the crate's recommended parameters, as a PHC string.
+fn hash_password(password: &str) -> anyhow::Result<String> {
+    use argon2::PasswordHasher;
+    let hash = argon2::Argon2::default()
+        .hash_password(password.as_bytes())
+        .map_err(|error| anyhow::anyhow!("hashing the password: {error}"))?;
+    Ok(hash.to_string())
+}

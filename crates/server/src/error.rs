@@ -1,0 +1,91 @@
+//! The one place where errors become HTTP: `{ "error", "status", "message", …extra }`.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use docreview_core::Error;
+use serde_json::{Map, Value, json};
+
+/// A core error on its way to becoming a response.
+#[derive(Debug)]
+pub struct ApiError(pub Error);
+
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        ApiError(error)
+    }
+}
+
+impl ApiError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ApiError(Error::invalid(message))
+    }
+}
+
+/// An error that the core does not know about (routing, media types).
+pub fn error_response(status: StatusCode, code: &str, message: &str, extra: Map<String, Value>) -> Response {
+    let mut body = Map::new();
+    body.insert("error".into(), json!(code));
+    body.insert("status".into(), json!(status.as_u16()));
+    body.insert("message".into(), json!(message));
+    body.extend(extra);
+    (status, Json(Value::Object(body))).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let error = self.0;
+        let mut extra = Map::new();
+        let (status, code) = match &error {
+            Error::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            Error::InsufficientScope(_) => (StatusCode::FORBIDDEN, "insufficient_scope"),
+            Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+            Error::InvalidRequest(_) => (StatusCode::BAD_REQUEST, "invalid_request"),
+            Error::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            Error::RevisionConflict { current } => {
+                extra.insert("currentRevision".into(), json!(current));
+                (StatusCode::CONFLICT, "comments revision conflict")
+            }
+            Error::StaleVersion { latest } => {
+                extra.insert("latestVersionId".into(), json!(latest));
+                (StatusCode::CONFLICT, "stale_target_version")
+            }
+            Error::AlreadyExists(_) => (StatusCode::CONFLICT, "already_exists"),
+            Error::InvalidTransition(_) => (StatusCode::CONFLICT, "invalid_transition"),
+            Error::ProjectRequired => (StatusCode::FORBIDDEN, "project_required"),
+            Error::ProjectRoleRequired => (StatusCode::FORBIDDEN, "project_role_required"),
+            Error::ProjectNotFound => (StatusCode::NOT_FOUND, "project_not_found"),
+            Error::ProjectNotInSnapshot => (StatusCode::CONFLICT, "project_not_in_snapshot"),
+            Error::ProjectConflict => (StatusCode::CONFLICT, "project_conflict"),
+            Error::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            Error::UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            Error::Unavailable(source) => {
+                tracing::error!(error = %source, "service unavailable");
+                (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+            }
+            Error::Internal(source) => {
+                tracing::error!(error = %source, "internal error");
+                (StatusCode::INTERNAL_SERVER_ERROR, "internal")
+            }
+        };
+        let mut response = error_response(status, code, &error.to_string(), extra);
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("1"));
+        }
+        response
+    }
+}
+
+pub async fn not_found() -> Response {
+    error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint", Map::new())
+}
+
+pub async fn method_not_allowed() -> Response {
+    error_response(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this endpoint does not accept this method", Map::new())
+}
+
+/// A panic is a bug: answer 500 without details and keep the connection.
+pub fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("a request handler panicked");
+    error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error", Map::new())
+}

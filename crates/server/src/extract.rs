@@ -1,0 +1,114 @@
+//! Extractors: they collect what the request carries and turn malformed input into clear 4xx.
+//! `Authorized<Op>` names, in a handler's signature, the operation class it performs.
+
+use std::marker::PhantomData;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use docreview_core::Error;
+use docreview_core::access::{self, Actor, Operation};
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+/// An operation class of DESIGN.md §2, as a type.
+pub trait OperationClass {
+    const OPERATION: Operation;
+}
+
+/// The caller, authenticated and allowed by scheme and scope to perform `O`.
+pub struct Authorized<O>(pub Actor, pub PhantomData<O>);
+
+impl<S: Send + Sync, O: OperationClass> FromRequestParts<S> for Authorized<O> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let actor = parts.extensions.get::<Actor>().cloned().ok_or(ApiError(Error::Unauthorized))?;
+        access::permit(&actor, O::OPERATION)?;
+        Ok(Authorized(actor, PhantomData))
+    }
+}
+
+/// The operation classes, named as routes use them.
+pub mod op {
+    use super::{Operation, OperationClass};
+
+    macro_rules! operation {
+        ($($name:ident),+) => {$(
+            pub struct $name;
+            impl OperationClass for $name {
+                const OPERATION: Operation = Operation::$name;
+            }
+        )+};
+    }
+
+    operation!(Read, Run, Comment, Deliver);
+}
+
+/// A JSON body: 415 without `application/json`, 413 beyond the size limit, 400 when malformed.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_json = request
+            .headers()
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .is_some_and(|mime| {
+                let mime = mime.trim().to_ascii_lowercase();
+                mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+            });
+        if !is_json {
+            return Err(unsupported_media_type("send the body as JSON with Content-Type: application/json"));
+        }
+        let bytes = Bytes::from_request(request, state).await.map_err(body_error)?;
+        let value = serde_json::from_slice(&bytes).map_err(|error| ApiError::invalid(format!("invalid JSON body: {error}")))?;
+        Ok(ApiJson(value))
+    }
+}
+
+pub fn body_error(rejection: BytesRejection) -> ApiError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError(Error::PayloadTooLarge("the request body is larger than this server accepts".into()))
+    } else {
+        ApiError::invalid(format!("could not read the request body: {rejection}"))
+    }
+}
+
+pub fn unsupported_media_type(message: &str) -> ApiError {
+    ApiError(Error::UnsupportedMediaType(message.to_string()))
+}
+
+/// Query parameters; a malformed query is 400.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        serde_urlencoded::from_str(query)
+            .map(ApiQuery)
+            .map_err(|error| ApiError::invalid(format!("invalid query parameters: {error}")))
+    }
+}
+
+/// Path parameters; a segment that is not valid UTF-8 is 400.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| ApiPath(value))
+            .map_err(|rejection| ApiError::invalid(format!("invalid path: {rejection}")))
+    }
+}

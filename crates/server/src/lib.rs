@@ -1,0 +1,42 @@
+//! The HTTP adapter: axum routes, credential extraction, and the one error-to-HTTP table.
+//! Handlers are thin: extract, call one `Service` method, wrap the answer.
+
+pub mod error;
+pub mod extract;
+mod middleware;
+mod routes;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use docreview_core::Service;
+
+pub use middleware::API_VERSION;
+
+/// Shared by every handler.
+#[derive(Clone)]
+pub struct AppState {
+    pub service: Arc<Service>,
+}
+
+/// Extra room above the HTML limit for the rest of a multipart or JSON body.
+const BODY_OVERHEAD: usize = 1024 * 1024;
+
+/// The whole HTTP surface.
+pub fn app(service: Arc<Service>) -> Router {
+    let body_limit = service.max_html_bytes() + BODY_OVERHEAD;
+    let state = AppState { service };
+    let api = routes::api()
+        .layer(axum::middleware::from_fn_with_state(state.clone(), middleware::authenticate))
+        .layer(axum::middleware::from_fn(middleware::api_headers));
+    Router::new()
+        .merge(routes::public())
+        .merge(api)
+        .fallback(error::not_found)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn(middleware::api_version))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(error::panic_response))
+        .layer(middleware::trace_layer())
+        .with_state(state)
+}

@@ -1,0 +1,89 @@
+//! Cross-cutting layers: credentials, the interface version, security headers, request logs.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use docreview_core::clock::rfc3339;
+use docreview_core::Error;
+use serde_json::Map;
+use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
+use tower_http::trace::TraceLayer;
+
+use crate::AppState;
+use crate::error::{ApiError, error_response};
+
+/// The interface version this server speaks (reference §Versioning).
+pub const API_VERSION: &str = "2026-10-02";
+static API_VERSION_HEADER: HeaderName = HeaderName::from_static("x-cr-api-version");
+static TOKEN_EXPIRES_HEADER: HeaderName = HeaderName::from_static("x-cr-token-expires-at");
+
+/// Resolves a Bearer token into an `Actor` for the handlers, and announces personal-token expiry
+/// on the response. An unusable token is 401 at once: a bad credential is never treated as none.
+pub async fn authenticate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let actor = match bearer(request.headers()) {
+        Ok(None) => None,
+        Ok(Some(value)) => match state.service.authenticate(value).await {
+            Ok(actor) => Some(actor),
+            Err(error) => return ApiError(error).into_response(),
+        },
+        Err(error) => return error.into_response(),
+    };
+    let expires_at = actor.as_ref().and_then(|actor| actor.token_expires_at());
+    if let Some(actor) = actor {
+        request.extensions_mut().insert(actor);
+    }
+    let mut response = next.run(request).await;
+    if let Some(expires_at) = expires_at {
+        if let Ok(value) = HeaderValue::from_str(&rfc3339(expires_at)) {
+            response.headers_mut().insert(TOKEN_EXPIRES_HEADER.clone(), value);
+        }
+    }
+    response
+}
+
+/// The Bearer value of the `Authorization` header, if any.
+fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else { return Ok(None) };
+    let value = value.to_str().map_err(|_| ApiError(Error::Unauthorized))?;
+    let (scheme, token) = value.trim().split_once(' ').ok_or(ApiError(Error::Unauthorized))?;
+    if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+        return Err(ApiError(Error::Unauthorized));
+    }
+    Ok(Some(token.trim()))
+}
+
+/// Rejects unknown interface versions and stamps ours on every response.
+pub async fn api_version(request: Request, next: Next) -> Response {
+    let requested = request.headers().get(&API_VERSION_HEADER).map(|v| v.to_str().unwrap_or("").trim().to_string());
+    let mut response = match requested {
+        Some(version) if version != API_VERSION => error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &format!("unknown interface version; this server speaks {API_VERSION}"),
+            Map::new(),
+        ),
+        _ => next.run(request).await,
+    };
+    response.headers_mut().insert(API_VERSION_HEADER.clone(), HeaderValue::from_static(API_VERSION));
+    response
+}
+
+/// API answers are private and never rendered as pages; HTML bundles set their own policy.
+pub async fn api_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
+    headers.entry(header::X_FRAME_OPTIONS).or_insert(HeaderValue::from_static("DENY"));
+    headers
+        .entry(header::CONTENT_SECURITY_POLICY)
+        .or_insert(HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"));
+    response
+}
+
+/// Request logs: method, path and status; never headers, so credentials stay out of logs.
+pub fn trace_layer() -> TraceLayer<SharedClassifier<ServerErrorsAsFailures>> {
+    TraceLayer::new_for_http()
+}

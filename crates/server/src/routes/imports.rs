@@ -1,0 +1,132 @@
+//! HTML uploads (multipart): a new document, or a new or replaced version of one.
+
+use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use docreview_core::Error;
+use docreview_core::service::{HtmlUpload, VersionMode, VersionUpload};
+use serde_json::json;
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::extract::{ApiPath, Authorized, op, unsupported_media_type};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/reviews/import-html", post(import_document))
+        .route("/api/reviews/{review_id}/import-html", post(import_version))
+}
+
+const DOCUMENT_FIELDS: &[&str] = &["file", "title", "label", "project", "tags"];
+const VERSION_FIELDS: &[&str] = &["file", "label", "mode", "baseVersionId"];
+
+async fn import_document(
+    State(state): State<AppState>,
+    Authorized(actor, ..): Authorized<op::Deliver>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let form = Form::read(request, DOCUMENT_FIELDS).await?;
+    let (html, file_name) = form.file()?;
+    let tags = form
+        .all("tags")
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
+        .filter(|tag| !tag.is_empty())
+        .map(str::to_string)
+        .collect();
+    let upload = HtmlUpload {
+        html,
+        file_name,
+        title: form.text("title"),
+        label: form.text("label"),
+        project: form.text("project"),
+        tags,
+    };
+    let review = state.service.import_html(&actor, upload).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "review": review }))).into_response())
+}
+
+async fn import_version(
+    State(state): State<AppState>,
+    Authorized(actor, ..): Authorized<op::Deliver>,
+    ApiPath(review_id): ApiPath<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let form = Form::read(request, VERSION_FIELDS).await?;
+    let mode = match form.text("mode").as_deref() {
+        None | Some("add_version") => VersionMode::AddVersion,
+        Some("replace") => VersionMode::Replace,
+        Some(other) => return Err(ApiError::invalid(format!("mode must be add_version or replace, not `{other}`"))),
+    };
+    let (html, _) = form.file()?;
+    let upload = VersionUpload { html, label: form.text("label"), mode, base_version_id: form.text("baseVersionId") };
+    let review = state.service.import_version(&actor, &review_id, upload).await?;
+    let status = if mode == VersionMode::AddVersion { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(json!({ "review": review }))).into_response())
+}
+
+/// A parsed multipart form: the file's bytes and the text fields.
+struct Form {
+    file: Option<(Vec<u8>, Option<String>)>,
+    fields: Vec<(String, String)>,
+}
+
+impl Form {
+    async fn read(request: Request, allowed: &[&str]) -> Result<Form, ApiError> {
+        let mut multipart = Multipart::from_request(request, &())
+            .await
+            .map_err(|_| unsupported_media_type("send the upload as multipart/form-data with a `file` field"))?;
+        let mut form = Form { file: None, fields: Vec::new() };
+        loop {
+            let field = match multipart.next_field().await {
+                Ok(Some(field)) => field,
+                Ok(None) => break,
+                Err(error) => return Err(multipart_error(&error)),
+            };
+            let name = field.name().unwrap_or_default().to_string();
+            if !allowed.contains(&name.as_str()) {
+                return Err(ApiError::invalid(format!(
+                    "unknown form field `{name}`; this endpoint accepts {}",
+                    allowed.join(", ")
+                )));
+            }
+            if name == "file" {
+                if form.file.is_some() {
+                    return Err(ApiError::invalid("send exactly one `file` field"));
+                }
+                let file_name = field.file_name().map(str::to_string);
+                let bytes = field.bytes().await.map_err(|error| multipart_error(&error))?;
+                form.file = Some((bytes.to_vec(), file_name));
+            } else {
+                let bytes = field.bytes().await.map_err(|error| multipart_error(&error))?;
+                let text = String::from_utf8(bytes.to_vec())
+                    .map_err(|_| ApiError::invalid(format!("form field `{name}` must be UTF-8 text")))?;
+                form.fields.push((name, text));
+            }
+        }
+        Ok(form)
+    }
+
+    fn file(&self) -> Result<(Vec<u8>, Option<String>), ApiError> {
+        self.file.clone().ok_or_else(|| ApiError::invalid("the form must include a `file` field with the HTML"))
+    }
+
+    /// The last non-empty value of a text field.
+    fn text(&self, name: &str) -> Option<String> {
+        self.all(name).filter(|value| !value.trim().is_empty()).last().map(str::to_string)
+    }
+
+    fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.fields.iter().filter(move |(field, _)| field == name).map(|(_, value)| value.as_str())
+    }
+}
+
+fn multipart_error(error: &axum::extract::multipart::MultipartError) -> ApiError {
+    if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError(Error::PayloadTooLarge("the upload is larger than this server accepts".into()))
+    } else {
+        ApiError::invalid(format!("malformed multipart body: {}", error.body_text()))
+    }
+}

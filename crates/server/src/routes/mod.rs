@@ -1,0 +1,26 @@
+//! Route table: one module per resource.
+
+mod comments;
+mod imports;
+mod reviews;
+mod runs;
+
+use axum::Router;
+use axum::routing::get;
+
+use crate::AppState;
+
+/// Endpoints that need no credentials.
+pub fn public() -> Router<AppState> {
+    Router::new().route("/healthz", get(|| async { "ok" }))
+}
+
+/// The JSON API; every handler here takes an `Authorized<_>` extractor.
+pub fn api() -> Router<AppState> {
+    Router::new()
+        .merge(reviews::router())
+        .merge(imports::router())
+        .merge(runs::router())
+        .merge(comments::router())
+        .method_not_allowed_fallback(crate::error::method_not_allowed)
+}

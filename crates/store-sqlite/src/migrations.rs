@@ -1,0 +1,36 @@
+//! Embedded schema migrations, applied in order at start; each runs in its own transaction.
+
+use docreview_core::store::StoreResult;
+use rusqlite::Connection;
+
+use crate::internal;
+
+/// `(version, sql)`, in order. Versions match the PostgreSQL backend's.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_initial.sql"))];
+
+pub fn apply(conn: &mut Connection) -> StoreResult<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+    )
+    .map_err(internal)?;
+    for (version, sql) in MIGRATIONS {
+        // IMMEDIATE: two processes starting at once must not both apply the same migration.
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(internal)?;
+        let applied: bool = tx
+            .query_row("SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = ?1)", [version], |row| row.get(0))
+            .map_err(internal)?;
+        if !applied {
+            tx.execute_batch(sql).map_err(internal)?;
+            tx.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, unixepoch('subsec') * 1000)",
+                [version],
+            )
+            .map_err(internal)?;
+            tracing::info!(version, "applied schema migration");
+        }
+        tx.commit().map_err(internal)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,521 @@
+//! Edit-distance primitives for approximate quote matching: Myers' bit-parallel search.
+//!
+//! The search is Myers (1999) with Hyyrö's block extension for patterns longer than a
+//! machine word and Ukkonen's cut-off (only the blocks that can still hold a score within
+//! the error limit are advanced), as in the `approx-string-match` library Hypothesis
+//! uses. Its cost is about `text_len × active_blocks`, linear in the text.
+
+/// Bits per block.
+const W: usize = 64;
+
+/// A pattern compiled for bit-parallel search.
+pub struct Pattern {
+    len: usize,
+    blocks: usize,
+    /// Symbol ids for ASCII chars; 0 means "not in the pattern".
+    ascii: [u32; 128],
+    /// Symbol ids for the pattern's other chars, sorted by char for binary search.
+    other: Vec<(char, u32)>,
+    /// Match masks, `blocks` words per symbol; symbol 0 is all zeros.
+    peq: Vec<u64>,
+}
+
+impl Pattern {
+    pub fn new(chars: &[char]) -> Self {
+        let len = chars.len();
+        let blocks = len.div_ceil(W).max(1);
+        let mut ascii = [0u32; 128];
+        let mut other: Vec<(char, u32)> = Vec::new();
+        let mut next_sym = 1u32;
+        for &c in chars {
+            if c.is_ascii() {
+                if ascii[c as usize] == 0 {
+                    ascii[c as usize] = next_sym;
+                    next_sym += 1;
+                }
+            } else if let Err(at) = other.binary_search_by_key(&c, |&(k, _)| k) {
+                other.insert(at, (c, next_sym));
+                next_sym += 1;
+            }
+        }
+        let mut pattern = Self {
+            len,
+            blocks,
+            ascii,
+            other,
+            peq: vec![0; next_sym as usize * blocks],
+        };
+        for (i, &c) in chars.iter().enumerate() {
+            let sym = pattern.symbol(c) as usize;
+            pattern.peq[sym * blocks + i / W] |= 1 << (i % W);
+        }
+        pattern
+    }
+
+    #[inline]
+    fn symbol(&self, c: char) -> u32 {
+        if c.is_ascii() {
+            self.ascii[c as usize]
+        } else {
+            match self.other.binary_search_by_key(&c, |&(k, _)| k) {
+                Ok(at) => self.other[at].1,
+                Err(_) => 0,
+            }
+        }
+    }
+
+    #[inline]
+    fn masks(&self, c: char) -> &[u64] {
+        let sym = self.symbol(c) as usize;
+        &self.peq[sym * self.blocks..(sym + 1) * self.blocks]
+    }
+
+    /// Rows of the pattern covered by `block` (64 except possibly the last).
+    fn block_rows(&self, block: usize) -> usize {
+        if block + 1 == self.blocks {
+            self.len - block * W
+        } else {
+            W
+        }
+    }
+
+    fn last_row_mask(&self, block: usize) -> u64 {
+        1 << (self.block_rows(block) - 1)
+    }
+}
+
+/// Column state of one block: vertical positive/negative delta vectors.
+#[derive(Clone, Copy)]
+struct Block {
+    pv: u64,
+    mv: u64,
+}
+
+impl Block {
+    const FRESH: Block = Block { pv: !0, mv: 0 };
+
+    /// Advances the block by one text column, given the horizontal delta `h_in` (-1, 0, +1)
+    /// entering at its top row; returns the delta leaving its last row (Hyyrö 2003).
+    #[inline(always)]
+    fn advance(&mut self, eq: u64, h_in: i32, last_row: u64) -> i32 {
+        let pv = self.pv;
+        let mv = self.mv;
+        let h_neg = u64::from(h_in < 0);
+        let eq = eq | h_neg;
+        let xv = eq | mv;
+        let xh = ((eq & pv).wrapping_add(pv) ^ pv) | eq;
+        let mut ph = mv | !(xh | pv);
+        let mut mh = pv & xh;
+        let h_out = i32::from(ph & last_row != 0) - i32::from(mh & last_row != 0);
+        ph = (ph << 1) | u64::from(h_in > 0);
+        mh = (mh << 1) | h_neg;
+        self.pv = mh | !(xv | ph);
+        self.mv = ph & xv;
+        h_out
+    }
+}
+
+/// One column-by-column semi-global search of a pattern.
+trait Scanner {
+    /// Consumes one text char; returns the errors of the best match ending here when they
+    /// are within the limit.
+    fn step(&mut self, pattern: &Pattern, c: char) -> Option<usize>;
+}
+
+/// The one-word case: patterns of up to 64 chars.
+struct SingleBlock {
+    block: Block,
+    last_row: u64,
+    score: i64,
+    k: i64,
+}
+
+impl SingleBlock {
+    fn new(pattern: &Pattern, max_errors: usize) -> Self {
+        Self {
+            block: Block::FRESH,
+            last_row: pattern.last_row_mask(0),
+            score: pattern.len as i64,
+            k: max_errors as i64,
+        }
+    }
+}
+
+impl Scanner for SingleBlock {
+    #[inline(always)]
+    fn step(&mut self, pattern: &Pattern, c: char) -> Option<usize> {
+        let eq = pattern.peq[pattern.symbol(c) as usize];
+        // Added rather than matched on: the delta is data-dependent, so a branch on it
+        // would mispredict constantly.
+        self.score += i64::from(self.block.advance(eq, 0, self.last_row));
+        (self.score <= self.k).then_some(self.score as usize)
+    }
+}
+
+/// Hyyrö's block version with Ukkonen's cut-off, for patterns longer than 64 chars.
+struct MultiBlock {
+    state: Vec<Block>,
+    /// Edit distance at the last row of each block in the current column.
+    score: Vec<i64>,
+    masks: Vec<u64>,
+    /// Lowest block that may still hold a score within the limit.
+    y: usize,
+    k: i64,
+}
+
+impl MultiBlock {
+    fn new(pattern: &Pattern, max_errors: usize) -> Self {
+        let blocks = pattern.blocks;
+        Self {
+            state: vec![Block::FRESH; blocks],
+            score: (0..blocks)
+                .map(|b| (b * W + pattern.block_rows(b)) as i64)
+                .collect(),
+            masks: (0..blocks).map(|b| pattern.last_row_mask(b)).collect(),
+            y: max_errors.div_ceil(W).saturating_sub(1).min(blocks - 1),
+            k: max_errors as i64,
+        }
+    }
+}
+
+impl Scanner for MultiBlock {
+    #[inline(always)]
+    fn step(&mut self, pattern: &Pattern, c: char) -> Option<usize> {
+        let eq = pattern.masks(c);
+        let last = self.state.len() - 1;
+        let y = self.y;
+        let k = self.k;
+        let mut carry = 0i32;
+        // Zipped slices rather than indexing: no bounds checks in the hot loop.
+        let active = self.state[..=y]
+            .iter_mut()
+            .zip(&eq[..=y])
+            .zip(self.masks[..=y].iter().zip(&mut self.score[..=y]));
+        for ((block, &e), (&mask, block_score)) in active {
+            carry = block.advance(e, carry, mask);
+            *block_score += i64::from(carry);
+        }
+        if y < last && self.score[y] - i64::from(carry) <= k && (eq[y + 1] & 1 != 0 || carry < 0) {
+            // The block below may now reach the limit: bring it in, assuming its previous
+            // column was the maximal (all +1) one, which over-estimates only scores > k.
+            let y = y + 1;
+            self.y = y;
+            self.state[y] = Block::FRESH;
+            let prev = self.score[y - 1] - i64::from(carry) + pattern.block_rows(y) as i64;
+            self.score[y] = prev + i64::from(self.state[y].advance(eq[y], carry, self.masks[y]));
+        } else {
+            while self.y > 0 && self.score[self.y] >= k + W as i64 {
+                self.y -= 1;
+            }
+        }
+        (self.y == last && self.score[last] <= k).then(|| self.score[last] as usize)
+    }
+}
+
+/// Reports, for each text position whose best alignment of the whole pattern ending there
+/// has at most `max_errors` edits, `(end, errors)` with `end` the exclusive char offset
+/// relative to the start of `text`. Ends are reported in increasing order.
+pub fn search(pattern: &Pattern, text: &str, max_errors: usize, report: impl FnMut(usize, usize)) {
+    if pattern.len == 0 {
+        return;
+    }
+    if pattern.blocks == 1 {
+        let scanners = [(); 2].map(|()| SingleBlock::new(pattern, max_errors));
+        search_lanes(pattern, text, max_errors, scanners, report);
+    } else {
+        let scanners = [(); 2].map(|()| MultiBlock::new(pattern, max_errors));
+        search_lanes(pattern, text, max_errors, scanners, report);
+    }
+}
+
+/// Texts shorter than this are searched in one pass; splitting them gains nothing.
+const MIN_SPLIT_BYTES: usize = 4096;
+
+/// Searches the two halves of a long text interleaved. One search is a chain of dependent
+/// bit operations that leaves the CPU mostly idle; a second, independent chain fills it.
+/// The second half's pass starts `pattern.len + max_errors` chars early so that its scores
+/// are exact where it reports, as no alignment within the limit spans more chars.
+fn search_lanes<S: Scanner>(
+    pattern: &Pattern,
+    text: &str,
+    max_errors: usize,
+    [mut first, mut second]: [S; 2],
+    mut report: impl FnMut(usize, usize),
+) {
+    // Four bytes per char at most, so this many bytes hold at least as many chars.
+    let overlap = (pattern.len + max_errors) * 4;
+    if text.len() < MIN_SPLIT_BYTES.max(overlap * 4) {
+        for (j, c) in text.chars().enumerate() {
+            if let Some(errors) = first.step(pattern, c) {
+                report(j + 1, errors);
+            }
+        }
+        return;
+    }
+    let middle = floor_char_boundary(text, text.len() / 2);
+    let lead_in = floor_char_boundary(text, middle - overlap);
+    let middle_chars = text[..middle].chars().count();
+    let mut first_pos = 0;
+    let mut second_pos = text[..lead_in].chars().count();
+    let mut first_chars = text[..middle].chars();
+    let mut second_chars = text[lead_in..].chars();
+    // The second pass holds its ends back so that ends come out in order.
+    let mut held: Vec<(usize, usize)> = Vec::new();
+    loop {
+        let Some(a) = first_chars.next() else {
+            break;
+        };
+        first_pos += 1;
+        if let Some(errors) = first.step(pattern, a) {
+            report(first_pos, errors);
+        }
+        let Some(b) = second_chars.next() else {
+            break;
+        };
+        second_pos += 1;
+        if let Some(errors) = second.step(pattern, b) {
+            if second_pos > middle_chars {
+                held.push((second_pos, errors));
+            }
+        }
+    }
+    for a in first_chars {
+        first_pos += 1;
+        if let Some(errors) = first.step(pattern, a) {
+            report(first_pos, errors);
+        }
+    }
+    for b in second_chars {
+        second_pos += 1;
+        if let Some(errors) = second.step(pattern, b) {
+            if second_pos > middle_chars {
+                held.push((second_pos, errors));
+            }
+        }
+    }
+    for (end, errors) in held {
+        report(end, errors);
+    }
+}
+
+/// The largest char boundary at or below `at` (`str::floor_char_boundary` is newer than
+/// the workspace's minimum Rust version).
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// Edit distance between `pattern` and each prefix of `text`: returns the fewest edits and
+/// every prefix length achieving it, in increasing order. Ties are common at a changed
+/// boundary char (substitution inside the span vs. deletion shrinking it), and only the
+/// caller can tell them apart. `text` is a char sequence because callers feed it reversed
+/// to anchor an alignment at its end.
+pub fn best_anchored_prefixes(
+    pattern: &Pattern,
+    text: impl Iterator<Item = char>,
+) -> (usize, Vec<usize>) {
+    let mut state = vec![Block::FRESH; pattern.blocks];
+    let masks: Vec<u64> = (0..pattern.blocks)
+        .map(|b| pattern.last_row_mask(b))
+        .collect();
+    let mut score = pattern.len as i64;
+    let mut best = (pattern.len, vec![0]);
+    for (j, c) in text.enumerate() {
+        let eq = pattern.masks(c);
+        // Row 0 is D[0][j] = j: each column adds one, which anchors the alignment start.
+        let mut carry = 1i32;
+        for b in 0..pattern.blocks {
+            carry = state[b].advance(eq[b], carry, masks[b]);
+        }
+        score += i64::from(carry);
+        let edits = score as usize;
+        if edits < best.0 {
+            best = (edits, vec![j + 1]);
+        } else if edits == best.0 {
+            best.1.push(j + 1);
+        }
+    }
+    best
+}
+
+/// Similarity in [0, 1] of `expected` to the text next to a match, `actual`, where both are
+/// aligned at their first char (the side touching the match) and `actual` may run on:
+/// `1 - d / len(expected)` with `d` the fewest edits turning `expected` into a prefix of `actual`.
+pub fn anchored_similarity(
+    expected: impl Iterator<Item = char>,
+    actual: impl Iterator<Item = char>,
+) -> f64 {
+    let expected: Vec<char> = expected.collect();
+    if expected.is_empty() {
+        return 1.0;
+    }
+    let pattern = Pattern::new(&expected);
+    // Beyond len + len/2 chars every extra char costs at least one more edit than it can save.
+    let limit = expected.len() + expected.len() / 2 + 1;
+    let (edits, _) = best_anchored_prefixes(&pattern, actual.take(limit));
+    1.0 - edits as f64 / expected.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lev(a: &str, b: &str) -> usize {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for i in 1..=a.len() {
+            let mut cur = vec![i; b.len() + 1];
+            for j in 1..=b.len() {
+                let sub = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+                cur[j] = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+
+    /// Reference semi-global search by plain dynamic programming: for each end, the fewest
+    /// edits turning the pattern into some substring ending there.
+    fn naive_best_per_end(pattern: &str, text: &str) -> Vec<usize> {
+        let p: Vec<char> = pattern.chars().collect();
+        let mut column: Vec<usize> = (0..=p.len()).collect();
+        let mut out = Vec::new();
+        for c in text.chars() {
+            let mut diag = column[0];
+            column[0] = 0;
+            for i in 1..=p.len() {
+                let up = column[i];
+                column[i] = (diag + usize::from(p[i - 1] != c))
+                    .min(up + 1)
+                    .min(column[i - 1] + 1);
+                diag = up;
+            }
+            out.push(column[p.len()]);
+        }
+        out
+    }
+
+    fn pseudo_random_text(seed: u64, len: usize, alphabet: &[char]) -> String {
+        let mut x = seed;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                alphabet[(x % alphabet.len() as u64) as usize]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn single_block_search_matches_naive() {
+        let text = "the quick brown fox jumps over the lazy dog";
+        let pattern: Vec<char> = "quikc brwn".chars().collect();
+        let compiled = Pattern::new(&pattern);
+        let expected = naive_best_per_end("quikc brwn", text);
+        let mut got = vec![usize::MAX; expected.len()];
+        search(&compiled, text, 4, |end, e| got[end - 1] = e);
+        for (i, &e) in expected.iter().enumerate() {
+            if e <= 4 {
+                assert_eq!(got[i], e, "end {}", i + 1);
+            } else {
+                assert_eq!(got[i], usize::MAX, "end {}", i + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn multi_block_search_matches_naive() {
+        // Ukkonen's cut-off only skips blocks that cannot be within the limit, so every
+        // reported score must equal the full dynamic programme's, for any limit.
+        let alphabet: Vec<char> = "abcé ".chars().collect();
+        for seed in [7u64, 11, 12345] {
+            let text = pseudo_random_text(seed, 700, &alphabet);
+            let chars: Vec<char> = text.chars().collect();
+            // A 150-char pattern (3 blocks) taken from the text and then edited.
+            let mut pattern: Vec<char> = chars[300..450].to_vec();
+            pattern[10] = 'x';
+            pattern.remove(70);
+            pattern.insert(130, 'y');
+            let pattern_str: String = pattern.iter().collect();
+            let compiled = Pattern::new(&pattern);
+            let expected = naive_best_per_end(&pattern_str, &text);
+            for k in [0usize, 3, 20, 40, 63, 64, 65, 100, 149] {
+                let mut got = vec![usize::MAX; expected.len()];
+                search(&compiled, &text, k, |end, e| got[end - 1] = e);
+                for (i, &e) in expected.iter().enumerate() {
+                    let want = if e <= k { e } else { usize::MAX };
+                    assert_eq!(got[i], want, "seed {seed} k {k} end {}", i + 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn anchored_prefix_finds_alignment_start() {
+        let pattern: Vec<char> = "olleh".chars().collect();
+        let compiled = Pattern::new(&pattern);
+        // Reversed "xxhelo": best prefix of "olehxx" is "oleh" with one edit.
+        assert_eq!(
+            best_anchored_prefixes(&compiled, "olehxx".chars()),
+            (1, vec![4])
+        );
+        let long: Vec<char> = pseudo_random_text(3, 200, &['a', 'b', 'c'])
+            .chars()
+            .collect();
+        let compiled = Pattern::new(&long);
+        let text: String = long.iter().chain(['z', 'z', 'z'].iter()).collect();
+        assert_eq!(
+            best_anchored_prefixes(&compiled, text.chars()),
+            (0, vec![200])
+        );
+        // A changed last char: substitution ("abx") and deletion ("ab") tie at one edit.
+        let compiled = Pattern::new(&['a', 'b', 'c']);
+        assert_eq!(
+            best_anchored_prefixes(&compiled, "abxd".chars()),
+            (1, vec![2, 3])
+        );
+    }
+
+    #[test]
+    fn anchored_prefix_matches_naive() {
+        let alphabet: Vec<char> = "ab日 ".chars().collect();
+        for seed in 1..40u64 {
+            let pattern: Vec<char> =
+                pseudo_random_text(seed, 5 + (seed as usize * 7) % 140, &alphabet)
+                    .chars()
+                    .collect();
+            let text = pseudo_random_text(seed + 1000, 160, &alphabet);
+            let chars: Vec<char> = text.chars().collect();
+            let pattern_str: String = pattern.iter().collect();
+            let want = (0..=chars.len())
+                .map(|t| (t, lev(&pattern_str, &chars[..t].iter().collect::<String>())))
+                .collect::<Vec<_>>();
+            let fewest = want.iter().map(|&(_, d)| d).min().unwrap();
+            let want = (
+                fewest,
+                want.iter()
+                    .filter(|&&(_, d)| d == fewest)
+                    .map(|&(t, _)| t)
+                    .collect(),
+            );
+            assert_eq!(
+                best_anchored_prefixes(&Pattern::new(&pattern), text.chars()),
+                want,
+                "seed {seed}"
+            );
+        }
+    }
+
+    #[test]
+    fn similarity_is_one_for_equal_and_drops_with_edits() {
+        assert_eq!(anchored_similarity("abcd".chars(), "abcdzzz".chars()), 1.0);
+        assert_eq!(anchored_similarity("abcd".chars(), "abxd".chars()), 0.75);
+        assert_eq!(anchored_similarity("abcd".chars(), "".chars()), 0.0);
+        assert_eq!(anchored_similarity("".chars(), "abc".chars()), 1.0);
+    }
+}
