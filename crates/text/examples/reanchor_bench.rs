@@ -92,7 +92,7 @@ fn main() {
     let mut fillers: Vec<String> = Vec::with_capacity(PASSAGES + 1);
     let mut passages: Vec<String> = Vec::with_capacity(PASSAGES);
     for _ in 0..PASSAGES {
-        let len = rng.range(700, 950);
+        let len = rng.range(800, 1150);
         fillers.push(prose(&mut rng, len));
         let len = rng.range(20, 200);
         passages.push(prose(&mut rng, len).trim_end().to_owned());
@@ -159,7 +159,7 @@ fn main() {
         let mut filler = fillers[i].clone();
         // A fifth of the fillers are rewritten in their middle, shifting everything after.
         if rng.below(5) == 0 && filler.len() > 200 {
-            let len = rng.range(0, 400);
+            let len = rng.range(0, 800);
             let insert = prose(&mut rng, len);
             filler.replace_range(100..filler.len() - 100, &insert);
         }

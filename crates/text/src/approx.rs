@@ -8,15 +8,19 @@
 /// Bits per block.
 const W: usize = 64;
 
+/// Rows of the match-mask table before those of non-ASCII chars: one per ASCII byte, so
+/// that the common case needs no symbol lookup.
+const ASCII_ROWS: usize = 128;
+
 /// A pattern compiled for bit-parallel search.
 pub struct Pattern {
     len: usize,
     blocks: usize,
-    /// Symbol ids for ASCII chars; 0 means "not in the pattern".
-    ascii: [u32; 128],
-    /// Symbol ids for the pattern's other chars, sorted by char for binary search.
-    other: Vec<(char, u32)>,
-    /// Match masks, `blocks` words per symbol; symbol 0 is all zeros.
+    /// The pattern's non-ASCII chars, sorted for binary search; char `other[i]` uses row
+    /// `ASCII_ROWS + 1 + i`, and row `ASCII_ROWS` (all zeros) serves absent chars.
+    other: Vec<char>,
+    /// Match masks, `blocks` words per row: bit i of a row's words is set where the
+    /// pattern's char i is that row's char.
     peq: Vec<u64>,
 }
 
@@ -24,50 +28,48 @@ impl Pattern {
     pub fn new(chars: &[char]) -> Self {
         let len = chars.len();
         let blocks = len.div_ceil(W).max(1);
-        let mut ascii = [0u32; 128];
-        let mut other: Vec<(char, u32)> = Vec::new();
-        let mut next_sym = 1u32;
-        for &c in chars {
-            if c.is_ascii() {
-                if ascii[c as usize] == 0 {
-                    ascii[c as usize] = next_sym;
-                    next_sym += 1;
-                }
-            } else if let Err(at) = other.binary_search_by_key(&c, |&(k, _)| k) {
-                other.insert(at, (c, next_sym));
-                next_sym += 1;
-            }
-        }
+        let mut other: Vec<char> = chars.iter().copied().filter(|c| !c.is_ascii()).collect();
+        other.sort_unstable();
+        other.dedup();
+        let rows = ASCII_ROWS + 1 + other.len();
         let mut pattern = Self {
             len,
             blocks,
-            ascii,
             other,
-            peq: vec![0; next_sym as usize * blocks],
+            peq: vec![0; rows * blocks],
         };
         for (i, &c) in chars.iter().enumerate() {
-            let sym = pattern.symbol(c) as usize;
-            pattern.peq[sym * blocks + i / W] |= 1 << (i % W);
+            let row = pattern.row(c);
+            pattern.peq[row * blocks + i / W] |= 1 << (i % W);
         }
         pattern
     }
 
     #[inline]
-    fn symbol(&self, c: char) -> u32 {
+    fn row(&self, c: char) -> usize {
         if c.is_ascii() {
-            self.ascii[c as usize]
+            c as usize
         } else {
-            match self.other.binary_search_by_key(&c, |&(k, _)| k) {
-                Ok(at) => self.other[at].1,
-                Err(_) => 0,
+            match self.other.binary_search(&c) {
+                Ok(at) => ASCII_ROWS + 1 + at,
+                Err(_) => ASCII_ROWS,
             }
         }
     }
 
     #[inline]
     fn masks(&self, c: char) -> &[u64] {
-        let sym = self.symbol(c) as usize;
-        &self.peq[sym * self.blocks..(sym + 1) * self.blocks]
+        let row = self.row(c);
+        &self.peq[row * self.blocks..(row + 1) * self.blocks]
+    }
+
+    /// The mask-table row of each char of `text`.
+    fn rows<'a>(&'a self, text: &'a str) -> Rows<'a> {
+        Rows {
+            pattern: self,
+            text,
+            at: 0,
+        }
     }
 
     /// Rows of the pattern covered by `block` (64 except possibly the last).
@@ -81,6 +83,32 @@ impl Pattern {
 
     fn last_row_mask(&self, block: usize) -> u64 {
         1 << (self.block_rows(block) - 1)
+    }
+}
+
+/// Iterator over the mask-table rows of a text's chars. Walks bytes so that ASCII, the
+/// bulk of most documents, skips UTF-8 decoding and symbol lookup.
+struct Rows<'a> {
+    pattern: &'a Pattern,
+    text: &'a str,
+    /// Always a char boundary: it only advances by whole chars.
+    at: usize,
+}
+
+impl Iterator for Rows<'_> {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        let b = *self.text.as_bytes().get(self.at)?;
+        if b < 0x80 {
+            self.at += 1;
+            Some(usize::from(b))
+        } else {
+            let c = self.text[self.at..].chars().next()?;
+            self.at += c.len_utf8();
+            Some(self.pattern.row(c))
+        }
     }
 }
 
@@ -115,103 +143,6 @@ impl Block {
     }
 }
 
-/// One column-by-column semi-global search of a pattern.
-trait Scanner {
-    /// Consumes one text char; returns the errors of the best match ending here when they
-    /// are within the limit.
-    fn step(&mut self, pattern: &Pattern, c: char) -> Option<usize>;
-}
-
-/// The one-word case: patterns of up to 64 chars.
-struct SingleBlock {
-    block: Block,
-    last_row: u64,
-    score: i64,
-    k: i64,
-}
-
-impl SingleBlock {
-    fn new(pattern: &Pattern, max_errors: usize) -> Self {
-        Self {
-            block: Block::FRESH,
-            last_row: pattern.last_row_mask(0),
-            score: pattern.len as i64,
-            k: max_errors as i64,
-        }
-    }
-}
-
-impl Scanner for SingleBlock {
-    #[inline(always)]
-    fn step(&mut self, pattern: &Pattern, c: char) -> Option<usize> {
-        let eq = pattern.peq[pattern.symbol(c) as usize];
-        // Added rather than matched on: the delta is data-dependent, so a branch on it
-        // would mispredict constantly.
-        self.score += i64::from(self.block.advance(eq, 0, self.last_row));
-        (self.score <= self.k).then_some(self.score as usize)
-    }
-}
-
-/// Hyyrö's block version with Ukkonen's cut-off, for patterns longer than 64 chars.
-struct MultiBlock {
-    state: Vec<Block>,
-    /// Edit distance at the last row of each block in the current column.
-    score: Vec<i64>,
-    masks: Vec<u64>,
-    /// Lowest block that may still hold a score within the limit.
-    y: usize,
-    k: i64,
-}
-
-impl MultiBlock {
-    fn new(pattern: &Pattern, max_errors: usize) -> Self {
-        let blocks = pattern.blocks;
-        Self {
-            state: vec![Block::FRESH; blocks],
-            score: (0..blocks)
-                .map(|b| (b * W + pattern.block_rows(b)) as i64)
-                .collect(),
-            masks: (0..blocks).map(|b| pattern.last_row_mask(b)).collect(),
-            y: max_errors.div_ceil(W).saturating_sub(1).min(blocks - 1),
-            k: max_errors as i64,
-        }
-    }
-}
-
-impl Scanner for MultiBlock {
-    #[inline(always)]
-    fn step(&mut self, pattern: &Pattern, c: char) -> Option<usize> {
-        let eq = pattern.masks(c);
-        let last = self.state.len() - 1;
-        let y = self.y;
-        let k = self.k;
-        let mut carry = 0i32;
-        // Zipped slices rather than indexing: no bounds checks in the hot loop.
-        let active = self.state[..=y]
-            .iter_mut()
-            .zip(&eq[..=y])
-            .zip(self.masks[..=y].iter().zip(&mut self.score[..=y]));
-        for ((block, &e), (&mask, block_score)) in active {
-            carry = block.advance(e, carry, mask);
-            *block_score += i64::from(carry);
-        }
-        if y < last && self.score[y] - i64::from(carry) <= k && (eq[y + 1] & 1 != 0 || carry < 0) {
-            // The block below may now reach the limit: bring it in, assuming its previous
-            // column was the maximal (all +1) one, which over-estimates only scores > k.
-            let y = y + 1;
-            self.y = y;
-            self.state[y] = Block::FRESH;
-            let prev = self.score[y - 1] - i64::from(carry) + pattern.block_rows(y) as i64;
-            self.score[y] = prev + i64::from(self.state[y].advance(eq[y], carry, self.masks[y]));
-        } else {
-            while self.y > 0 && self.score[self.y] >= k + W as i64 {
-                self.y -= 1;
-            }
-        }
-        (self.y == last && self.score[last] <= k).then(|| self.score[last] as usize)
-    }
-}
-
 /// Reports, for each text position whose best alignment of the whole pattern ending there
 /// has at most `max_errors` edits, `(end, errors)` with `end` the exclusive char offset
 /// relative to the start of `text`. Ends are reported in increasing order.
@@ -220,92 +151,80 @@ pub fn search(pattern: &Pattern, text: &str, max_errors: usize, report: impl FnM
         return;
     }
     if pattern.blocks == 1 {
-        let scanners = [(); 2].map(|()| SingleBlock::new(pattern, max_errors));
-        search_lanes(pattern, text, max_errors, scanners, report);
+        search_single(pattern, text, max_errors, report);
     } else {
-        let scanners = [(); 2].map(|()| MultiBlock::new(pattern, max_errors));
-        search_lanes(pattern, text, max_errors, scanners, report);
+        search_blocks(pattern, text, max_errors, report);
     }
 }
 
-/// Texts shorter than this are searched in one pass; splitting them gains nothing.
-const MIN_SPLIT_BYTES: usize = 4096;
-
-/// Searches the two halves of a long text interleaved. One search is a chain of dependent
-/// bit operations that leaves the CPU mostly idle; a second, independent chain fills it.
-/// The second half's pass starts `pattern.len + max_errors` chars early so that its scores
-/// are exact where it reports, as no alignment within the limit spans more chars.
-fn search_lanes<S: Scanner>(
+/// The one-word case: patterns of up to 64 chars, kept separate for its tight loop.
+fn search_single(
     pattern: &Pattern,
     text: &str,
     max_errors: usize,
-    [mut first, mut second]: [S; 2],
     mut report: impl FnMut(usize, usize),
 ) {
-    // Four bytes per char at most, so this many bytes hold at least as many chars.
-    let overlap = (pattern.len + max_errors) * 4;
-    if text.len() < MIN_SPLIT_BYTES.max(overlap * 4) {
-        for (j, c) in text.chars().enumerate() {
-            if let Some(errors) = first.step(pattern, c) {
-                report(j + 1, errors);
-            }
+    let last_row = pattern.last_row_mask(0);
+    let mut block = Block::FRESH;
+    let mut score = pattern.len as i64;
+    let k = max_errors as i64;
+    let peq = &pattern.peq;
+    for (i, row) in pattern.rows(text).enumerate() {
+        // Added rather than matched on: the delta is data-dependent, so a branch on it
+        // would mispredict constantly.
+        score += i64::from(block.advance(peq[row], 0, last_row));
+        if score <= k {
+            report(i + 1, score as usize);
         }
-        return;
-    }
-    let middle = floor_char_boundary(text, text.len() / 2);
-    let lead_in = floor_char_boundary(text, middle - overlap);
-    let middle_chars = text[..middle].chars().count();
-    let mut first_pos = 0;
-    let mut second_pos = text[..lead_in].chars().count();
-    let mut first_chars = text[..middle].chars();
-    let mut second_chars = text[lead_in..].chars();
-    // The second pass holds its ends back so that ends come out in order.
-    let mut held: Vec<(usize, usize)> = Vec::new();
-    loop {
-        let Some(a) = first_chars.next() else {
-            break;
-        };
-        first_pos += 1;
-        if let Some(errors) = first.step(pattern, a) {
-            report(first_pos, errors);
-        }
-        let Some(b) = second_chars.next() else {
-            break;
-        };
-        second_pos += 1;
-        if let Some(errors) = second.step(pattern, b) {
-            if second_pos > middle_chars {
-                held.push((second_pos, errors));
-            }
-        }
-    }
-    for a in first_chars {
-        first_pos += 1;
-        if let Some(errors) = first.step(pattern, a) {
-            report(first_pos, errors);
-        }
-    }
-    for b in second_chars {
-        second_pos += 1;
-        if let Some(errors) = second.step(pattern, b) {
-            if second_pos > middle_chars {
-                held.push((second_pos, errors));
-            }
-        }
-    }
-    for (end, errors) in held {
-        report(end, errors);
     }
 }
 
-/// The largest char boundary at or below `at` (`str::floor_char_boundary` is newer than
-/// the workspace's minimum Rust version).
-fn floor_char_boundary(text: &str, mut at: usize) -> usize {
-    at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
+/// Hyyrö's block version with Ukkonen's cut-off, for patterns longer than 64 chars.
+fn search_blocks(
+    pattern: &Pattern,
+    text: &str,
+    max_errors: usize,
+    mut report: impl FnMut(usize, usize),
+) {
+    let blocks = pattern.blocks;
+    let last = blocks - 1;
+    let k = max_errors as i64;
+    let mut state = vec![Block::FRESH; blocks];
+    // Edit distance at the last row of each block in the current column.
+    let mut score: Vec<i64> = (0..blocks)
+        .map(|b| (b * W + pattern.block_rows(b)) as i64)
+        .collect();
+    let masks: Vec<u64> = (0..blocks).map(|b| pattern.last_row_mask(b)).collect();
+    // Lowest block that may still hold a score within the limit.
+    let mut y = max_errors.div_ceil(W).saturating_sub(1).min(last);
+    for (i, row) in pattern.rows(text).enumerate() {
+        let eq = &pattern.peq[row * blocks..(row + 1) * blocks];
+        let mut carry = 0i32;
+        // Zipped slices rather than indexing: no bounds checks in the hot loop.
+        let active = state[..=y]
+            .iter_mut()
+            .zip(&eq[..=y])
+            .zip(masks[..=y].iter().zip(&mut score[..=y]));
+        for ((block, &e), (&mask, block_score)) in active {
+            carry = block.advance(e, carry, mask);
+            *block_score += i64::from(carry);
+        }
+        if y < last && score[y] - i64::from(carry) <= k && (eq[y + 1] & 1 != 0 || carry < 0) {
+            // The block below may now reach the limit: bring it in, assuming its previous
+            // column was the maximal (all +1) one, which over-estimates only scores > k.
+            y += 1;
+            state[y] = Block::FRESH;
+            let prev = score[y - 1] - i64::from(carry) + pattern.block_rows(y) as i64;
+            score[y] = prev + i64::from(state[y].advance(eq[y], carry, masks[y]));
+        } else {
+            while y > 0 && score[y] >= k + W as i64 {
+                y -= 1;
+            }
+        }
+        if y == last && score[last] <= k {
+            report(i + 1, score[last] as usize);
+        }
     }
-    at
 }
 
 /// Edit distance between `pattern` and each prefix of `text`: returns the fewest edits and
