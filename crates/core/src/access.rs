@@ -4,14 +4,18 @@
 
 use crate::error::{Error, Result};
 use crate::model::{
-    Account, AccessMode, GrantRole, Membership, Millis, ReviewHead, Role, Scope, SharedKind,
+    AccessMode, Account, GrantRole, Membership, Millis, ReviewHead, Role, Scope, SharedKind,
     UserStatus,
 };
 
 /// How the caller proved who they are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credential {
-    Personal { token_id: String, scopes: Vec<Scope>, expires_at: Millis },
+    Personal {
+        token_id: String,
+        scopes: Vec<Scope>,
+        expires_at: Millis,
+    },
     Shared(SharedKind),
     /// A browser session cookie.
     Session,
@@ -80,7 +84,10 @@ impl Operation {
     }
 
     fn accepts_session(self) -> bool {
-        matches!(self, Operation::Read | Operation::Comment | Operation::Account)
+        matches!(
+            self,
+            Operation::Read | Operation::Comment | Operation::Account
+        )
     }
 
     /// The scope a personal token needs; `None` means any scope will do.
@@ -101,12 +108,16 @@ impl Operation {
 pub fn permit(actor: &Actor, operation: Operation) -> Result<()> {
     match &actor.credential {
         Credential::Personal { scopes, .. } => match operation.scope() {
-            Some(needed) if !scopes.contains(&needed) => Err(Error::InsufficientScope(needed.as_str())),
+            Some(needed) if !scopes.contains(&needed) => {
+                Err(Error::InsufficientScope(needed.as_str()))
+            }
             _ => Ok(()),
         },
         Credential::Shared(kind) if operation.accepts_shared(*kind) => Ok(()),
         Credential::Session if operation.accepts_session() => Ok(()),
-        _ => Err(Error::forbidden("this kind of credential cannot perform this operation")),
+        _ => Err(Error::forbidden(
+            "this kind of credential cannot perform this operation",
+        )),
     }
 }
 
@@ -117,7 +128,9 @@ pub fn require_scope(actor: &Actor, scope: Scope) -> Result<()> {
             Err(Error::InsufficientScope(scope.as_str()))
         }
         Credential::Personal { .. } => Ok(()),
-        _ => Err(Error::forbidden("this kind of credential cannot change sharing")),
+        _ => Err(Error::forbidden(
+            "this kind of credential cannot change sharing",
+        )),
     }
 }
 
@@ -128,7 +141,12 @@ pub fn role_on(actor: &Actor, head: &ReviewHead) -> Option<Role> {
         .iter()
         .find(|grant| grant.email.eq_ignore_ascii_case(&actor.account.email))
         .map(|grant| grant.role);
-    role_with_grant(actor, head.review.owner_id.as_str(), head.review.access_mode, grant)
+    role_with_grant(
+        actor,
+        head.review.owner_id.as_str(),
+        head.review.access_mode,
+        grant,
+    )
 }
 
 /// `role_on` for callers that already know the caller's grant (list queries compute it in SQL).
@@ -170,7 +188,9 @@ pub fn require_role(role: Role, needed: Role, what: &str) -> Result<()> {
     if role >= needed {
         Ok(())
     } else {
-        Err(Error::forbidden(format!("{what} needs the {needed} role on this document")))
+        Err(Error::forbidden(format!(
+            "{what} needs the {needed} role on this document"
+        )))
     }
 }
 
@@ -181,7 +201,11 @@ mod tests {
 
     fn account(id: &str, membership: Membership, admin: bool) -> Account {
         Account {
-            user: User { id: id.into(), provider: Provider::Local, display_name: id.into() },
+            user: User {
+                id: id.into(),
+                provider: Provider::Local,
+                display_name: id.into(),
+            },
             email: format!("{id}@example.com"),
             membership,
             status: UserStatus::Active,
@@ -193,7 +217,11 @@ mod tests {
     fn personal(account: Account, scopes: &[Scope]) -> Actor {
         Actor {
             account,
-            credential: Credential::Personal { token_id: "tok_1".into(), scopes: scopes.to_vec(), expires_at: 0 },
+            credential: Credential::Personal {
+                token_id: "tok_1".into(),
+                scopes: scopes.to_vec(),
+                expires_at: 0,
+            },
         }
     }
 
@@ -221,16 +249,34 @@ mod tests {
 
     #[test]
     fn scopes_and_schemes() {
-        let reader = personal(account("u", Membership::Internal, false), &[Scope::Comments]);
+        let reader = personal(
+            account("u", Membership::Internal, false),
+            &[Scope::Comments],
+        );
         assert!(permit(&reader, Operation::Read).is_ok());
         assert!(permit(&reader, Operation::Comment).is_ok());
-        assert!(matches!(permit(&reader, Operation::Deliver), Err(Error::InsufficientScope("docs"))));
-        let agent = Actor { account: account("svc_agent", Membership::Internal, false), credential: Credential::Shared(SharedKind::Agent) };
+        assert!(matches!(
+            permit(&reader, Operation::Deliver),
+            Err(Error::InsufficientScope("docs"))
+        ));
+        let agent = Actor {
+            account: account("svc_agent", Membership::Internal, false),
+            credential: Credential::Shared(SharedKind::Agent),
+        };
         assert!(permit(&agent, Operation::Run).is_ok());
-        assert!(matches!(permit(&agent, Operation::Deliver), Err(Error::Forbidden(_))));
-        let session = Actor { account: account("u", Membership::Internal, false), credential: Credential::Session };
+        assert!(matches!(
+            permit(&agent, Operation::Deliver),
+            Err(Error::Forbidden(_))
+        ));
+        let session = Actor {
+            account: account("u", Membership::Internal, false),
+            credential: Credential::Session,
+        };
         assert!(permit(&session, Operation::Comment).is_ok());
-        assert!(matches!(permit(&session, Operation::Run), Err(Error::Forbidden(_))));
+        assert!(matches!(
+            permit(&session, Operation::Run),
+            Err(Error::Forbidden(_))
+        ));
     }
 
     #[test]
@@ -239,14 +285,29 @@ mod tests {
         let external = personal(account("x", Membership::External, false), &[]);
         let admin = personal(account("a", Membership::Internal, true), &[]);
         let owner = personal(account("owner", Membership::Internal, false), &[]);
-        assert_eq!(role_on(&internal, &head(AccessMode::Link, vec![])), Some(Role::Viewer));
-        assert_eq!(role_on(&internal, &head(AccessMode::Restricted, vec![])), None);
+        assert_eq!(
+            role_on(&internal, &head(AccessMode::Link, vec![])),
+            Some(Role::Viewer)
+        );
+        assert_eq!(
+            role_on(&internal, &head(AccessMode::Restricted, vec![])),
+            None
+        );
         assert_eq!(role_on(&external, &head(AccessMode::Link, vec![])), None);
-        assert_eq!(role_on(&admin, &head(AccessMode::Restricted, vec![])), Some(Role::Owner));
-        assert_eq!(role_on(&owner, &head(AccessMode::Restricted, vec![])), Some(Role::Owner));
+        assert_eq!(
+            role_on(&admin, &head(AccessMode::Restricted, vec![])),
+            Some(Role::Owner)
+        );
+        assert_eq!(
+            role_on(&owner, &head(AccessMode::Restricted, vec![])),
+            Some(Role::Owner)
+        );
         let shared = head(
             AccessMode::Restricted,
-            vec![crate::model::AccessGrant { email: "U@EXAMPLE.com".into(), role: GrantRole::Editor }],
+            vec![crate::model::AccessGrant {
+                email: "U@EXAMPLE.com".into(),
+                role: GrantRole::Editor,
+            }],
         );
         assert_eq!(role_on(&internal, &shared), Some(Role::Editor));
     }

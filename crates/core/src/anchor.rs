@@ -26,12 +26,15 @@ pub fn resolve(
     structure: Option<&[SectionSpec]>,
 ) -> Result<Anchor> {
     let section_known = |id: &str| {
-        text.sections.iter().any(|s| s.id == id) || structure.is_some_and(|specs| specs.iter().any(|s| s.id == id))
+        text.sections.iter().any(|s| s.id == id)
+            || structure.is_some_and(|specs| specs.iter().any(|s| s.id == id))
     };
-    if let Some(id) = &locator.section_id {
-        if !section_known(id) {
-            return Err(Error::invalid(format!("locator.sectionId `{id}` is not a section of this version")));
-        }
+    if let Some(id) = &locator.section_id
+        && !section_known(id)
+    {
+        return Err(Error::invalid(format!(
+            "locator.sectionId `{id}` is not a section of this version"
+        )));
     }
     let text_len = text.text.char_len();
     let range = match (&locator.quote, &locator.position) {
@@ -41,7 +44,9 @@ pub fn resolve(
             }
             let hint = position.as_ref().map(|p| p.start);
             let found = docreview_text::find_exact(&text.text, &to_text_quote(quote), hint)
-                .ok_or_else(|| Error::invalid("locator.quote was not found in the document's text"))?;
+                .ok_or_else(|| {
+                    Error::invalid("locator.quote was not found in the document's text")
+                })?;
             Some((found.start, found.end))
         }
         (None, Some(position)) => {
@@ -78,7 +83,12 @@ pub fn resolve(
 
 /// Carries an anchor onto a new version: exact quote match, else approximate, else orphaned.
 /// The quote a comment was written against is kept, so a later version can still find it.
-pub fn reanchor(anchor: &Anchor, version_id: &str, text: &VersionText, structure: Option<&[SectionSpec]>) -> Anchor {
+pub fn reanchor(
+    anchor: &Anchor,
+    version_id: &str,
+    text: &VersionText,
+    structure: Option<&[SectionSpec]>,
+) -> Anchor {
     let mut moved = anchor.clone();
     moved.version_id = version_id.to_string();
     match &anchor.quote {
@@ -86,8 +96,14 @@ pub fn reanchor(anchor: &Anchor, version_id: &str, text: &VersionText, structure
             let hint = anchor.position.as_ref().map(|p| p.start);
             match docreview_text::reanchor(&text.text, &to_text_quote(quote), hint) {
                 Some(found) => {
-                    moved.position = Some(Position { start: found.start, end: found.end });
-                    moved.section_id = text.section_at(found.start).map(|s| s.id.clone()).or(moved.section_id);
+                    moved.position = Some(Position {
+                        start: found.start,
+                        end: found.end,
+                    });
+                    moved.section_id = text
+                        .section_at(found.start)
+                        .map(|s| s.id.clone())
+                        .or(moved.section_id);
                     moved.state = match found.kind {
                         MatchKind::Exact => AnchorState::Exact,
                         MatchKind::Fuzzy => AnchorState::Fuzzy,
@@ -116,11 +132,19 @@ pub fn reanchor(anchor: &Anchor, version_id: &str, text: &VersionText, structure
 
 fn quote_at(text: &IndexedText, start: usize, end: usize) -> Quote {
     let quote = docreview_text::quote_at(text, start, end, QUOTE_CONTEXT);
-    Quote { exact: quote.exact, prefix: quote.prefix, suffix: quote.suffix }
+    Quote {
+        exact: quote.exact,
+        prefix: quote.prefix,
+        suffix: quote.suffix,
+    }
 }
 
 fn to_text_quote(quote: &Quote) -> TextQuote {
-    TextQuote { exact: quote.exact.clone(), prefix: quote.prefix.clone(), suffix: quote.suffix.clone() }
+    TextQuote {
+        exact: quote.exact.clone(),
+        prefix: quote.prefix.clone(),
+        suffix: quote.suffix.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -135,35 +159,65 @@ mod tests {
     fn quote_resolves_with_context_and_section() {
         let v1 = text("<h1 id=intro>Intro</h1><p>The cat sat on the mat.</p>");
         let locator = Locator {
-            quote: Some(Quote { exact: "cat sat".into(), prefix: String::new(), suffix: String::new() }),
+            quote: Some(Quote {
+                exact: "cat sat".into(),
+                prefix: String::new(),
+                suffix: String::new(),
+            }),
             ..Locator::default()
         };
         let anchor = resolve(&locator, "ver_1", &v1, None).expect("resolves");
         let position = anchor.position.clone().expect("position");
         assert_eq!(v1.text.slice(position.start, position.end), "cat sat");
         assert_eq!(anchor.section_id.as_deref(), Some("intro"));
-        assert_eq!(anchor.quote.as_ref().map(|q| q.prefix.ends_with("The ")), Some(true));
+        assert_eq!(
+            anchor.quote.as_ref().map(|q| q.prefix.ends_with("The ")),
+            Some(true)
+        );
     }
 
     #[test]
     fn unknown_quote_and_bad_positions_are_rejected() {
         let v1 = text("<p>hello</p>");
         let missing = Locator {
-            quote: Some(Quote { exact: "absent".into(), prefix: String::new(), suffix: String::new() }),
+            quote: Some(Quote {
+                exact: "absent".into(),
+                prefix: String::new(),
+                suffix: String::new(),
+            }),
             ..Locator::default()
         };
-        assert!(matches!(resolve(&missing, "v", &v1, None), Err(Error::InvalidRequest(_))));
-        let past_end = Locator { position: Some(Position { start: 2, end: 99 }), ..Locator::default() };
-        assert!(matches!(resolve(&past_end, "v", &v1, None), Err(Error::InvalidRequest(_))));
-        let unknown_section = Locator { section_id: Some("nope".into()), ..Locator::default() };
-        assert!(matches!(resolve(&unknown_section, "v", &v1, None), Err(Error::InvalidRequest(_))));
+        assert!(matches!(
+            resolve(&missing, "v", &v1, None),
+            Err(Error::InvalidRequest(_))
+        ));
+        let past_end = Locator {
+            position: Some(Position { start: 2, end: 99 }),
+            ..Locator::default()
+        };
+        assert!(matches!(
+            resolve(&past_end, "v", &v1, None),
+            Err(Error::InvalidRequest(_))
+        ));
+        let unknown_section = Locator {
+            section_id: Some("nope".into()),
+            ..Locator::default()
+        };
+        assert!(matches!(
+            resolve(&unknown_section, "v", &v1, None),
+            Err(Error::InvalidRequest(_))
+        ));
     }
 
     #[test]
     fn anchors_follow_moved_text_and_orphan_deleted_text() {
         let v1 = text("<p>alpha beta gamma</p><p>delta epsilon</p>");
         let locator = Locator {
-            quote: Some(Quote { exact: "delta epsilon".into(), prefix: String::new(), suffix: String::new() }),
+            quote: Some(Quote {
+                exact: "delta epsilon".into(),
+                prefix: String::new(),
+                suffix: String::new(),
+            }),
             ..Locator::default()
         };
         let anchor = resolve(&locator, "v1", &v1, None).expect("resolves");

@@ -44,6 +44,6 @@ mod tests {
     #[test]
     fn formats_milliseconds_in_utc() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(1_795_000_000_123), "2026-11-18T06:26:40.123Z");
+        assert_eq!(rfc3339(1_795_000_000_123), "2026-11-18T11:06:40.123Z");
     }
 }

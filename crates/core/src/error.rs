@@ -65,7 +65,9 @@ impl From<StoreError> for Error {
         match error {
             StoreError::RevisionConflict { current } => Error::RevisionConflict { current },
             StoreError::StaleVersion { latest } => Error::StaleVersion { latest },
-            StoreError::AlreadyExists(what) => Error::AlreadyExists(format!("{what} already exists")),
+            StoreError::AlreadyExists(what) => {
+                Error::AlreadyExists(format!("{what} already exists"))
+            }
             StoreError::NotFound => Error::NotFound("document"),
             StoreError::Unavailable(source) => Error::Unavailable(source),
             StoreError::Internal(source) => Error::Internal(source),

@@ -16,7 +16,9 @@ pub fn new_id(prefix: &str, now: Millis) -> String {
     }
     let mut random = [0u8; 10];
     random_bytes(&mut random);
-    let bits = random.iter().fold(0u128, |acc, byte| (acc << 8) | u128::from(*byte));
+    let bits = random
+        .iter()
+        .fold(0u128, |acc, byte| (acc << 8) | u128::from(*byte));
     for shift in (0..16).rev() {
         id.push(char::from(ALPHABET[((bits >> (shift * 5)) & 31) as usize]));
     }
@@ -28,7 +30,9 @@ pub fn is_valid_client_review_id(id: &str) -> bool {
     let bytes = id.as_bytes();
     (3..=64).contains(&bytes.len())
         && bytes[0].is_ascii_alphanumeric()
-        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
 }
 
 /// A project code: `^[A-Z0-9][A-Z0-9-]{0,31}$`.
@@ -36,7 +40,9 @@ pub fn is_valid_project_code(code: &str) -> bool {
     let bytes = code.as_bytes();
     (1..=32).contains(&bytes.len())
         && (bytes[0].is_ascii_uppercase() || bytes[0].is_ascii_digit())
-        && bytes.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'-')
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! revision (compare-and-swap) fail with `RevisionConflict` instead of overwriting.
 
 use crate::model::{
-    Account, AccessGrant, Anchor, CommentRecord, CommentThread, MessageRecord, Millis,
+    AccessGrant, Account, Anchor, CommentRecord, CommentThread, MessageRecord, Millis,
     ProjectRecord, ReviewHead, ReviewRecord, ReviewState, ReviewSummaryRecord, RunRecord,
     StatusEventRecord, TokenRecord, User, VersionRecord,
 };
@@ -39,7 +39,11 @@ pub enum Visibility {
     /// Shared-token principals and org admins see every document.
     All,
     /// A member sees what they own, what is shared with them and, if internal, link-mode documents.
-    Member { user_id: String, email: String, internal: bool },
+    Member {
+        user_id: String,
+        email: String,
+        internal: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -107,7 +111,11 @@ pub struct Revisions {
 #[async_trait::async_trait]
 pub trait Store: Send + Sync + 'static {
     // Accounts and tokens.
-    async fn create_account(&self, account: Account, password_hash: Option<String>) -> StoreResult<()>;
+    async fn create_account(
+        &self,
+        account: Account,
+        password_hash: Option<String>,
+    ) -> StoreResult<()>;
     /// Creates the account or, if its id exists, leaves it as it is (service principals).
     async fn ensure_account(&self, account: Account) -> StoreResult<()>;
     async fn account_by_email(&self, email: &str) -> StoreResult<Option<Account>>;
@@ -123,13 +131,25 @@ pub trait Store: Send + Sync + 'static {
     async fn list_reviews(&self, query: ReviewQuery) -> StoreResult<Vec<ReviewSummaryRecord>>;
     /// Versions oldest first.
     async fn versions(&self, review_id: &str) -> StoreResult<Vec<VersionRecord>>;
-    async fn version(&self, review_id: &str, version_id: &str) -> StoreResult<Option<VersionRecord>>;
-    async fn version_html(&self, review_id: &str, version_id: &str) -> StoreResult<Option<(VersionRecord, Vec<u8>)>>;
+    async fn version(
+        &self,
+        review_id: &str,
+        version_id: &str,
+    ) -> StoreResult<Option<VersionRecord>>;
+    async fn version_html(
+        &self,
+        review_id: &str,
+        version_id: &str,
+    ) -> StoreResult<Option<(VersionRecord, Vec<u8>)>>;
     async fn write_version(&self, write: VersionWrite) -> StoreResult<Revisions>;
     async fn project(&self, code: &str) -> StoreResult<Option<ProjectRecord>>;
 
     // Comments and runs.
-    async fn comment_thread(&self, review_id: &str, comment_id: &str) -> StoreResult<Option<CommentThread>>;
+    async fn comment_thread(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+    ) -> StoreResult<Option<CommentThread>>;
     /// Every comment of the document that is not deleted (for re-anchoring).
     async fn live_comments(&self, review_id: &str) -> StoreResult<Vec<CommentRecord>>;
     async fn users(&self, ids: &[String]) -> StoreResult<Vec<User>>;
@@ -137,7 +157,11 @@ pub trait Store: Send + Sync + 'static {
     async fn insert_run(&self, run: RunRecord) -> StoreResult<()>;
     async fn run(&self, review_id: &str, run_id: &str) -> StoreResult<Option<RunRecord>>;
     /// Comments and replies written in a run, deleted or not.
-    async fn run_items(&self, review_id: &str, run_id: &str) -> StoreResult<(Vec<CommentRecord>, Vec<MessageRecord>)>;
+    async fn run_items(
+        &self,
+        review_id: &str,
+        run_id: &str,
+    ) -> StoreResult<(Vec<CommentRecord>, Vec<MessageRecord>)>;
     /// Runs still `running` that started before `cutoff`, as `(review_id, run_id)`.
     async fn running_runs_before(&self, cutoff: Millis) -> StoreResult<Vec<(String, String)>>;
 }

@@ -33,7 +33,10 @@ impl VersionText {
                 end: heading.end,
             })
             .collect();
-        VersionText { text: IndexedText::new(extracted.text), sections }
+        VersionText {
+            text: IndexedText::new(extracted.text),
+            sections,
+        }
     }
 
     /// The innermost section containing the code-point offset `at`.
@@ -64,11 +67,17 @@ struct CacheInner {
 
 impl TextCache {
     pub fn new(budget_bytes: usize) -> Self {
-        TextCache { budget: budget_bytes, inner: Mutex::new(CacheInner::default()) }
+        TextCache {
+            budget: budget_bytes,
+            inner: Mutex::new(CacheInner::default()),
+        }
     }
 
     pub fn get(&self, source_hash: &str) -> Option<Arc<VersionText>> {
-        let inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         inner.entries.get(source_hash).cloned()
     }
 
@@ -77,12 +86,17 @@ impl TextCache {
         if weight > self.budget {
             return;
         }
-        let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if inner.entries.contains_key(source_hash) {
             return;
         }
         while inner.used + weight > self.budget {
-            let Some(oldest) = inner.order.pop_front() else { break };
+            let Some(oldest) = inner.order.pop_front() else {
+                break;
+            };
             if let Some(evicted) = inner.entries.remove(&oldest) {
                 inner.used -= evicted.weight();
             }
@@ -116,7 +130,9 @@ mod tests {
     #[test]
     fn innermost_section_wins() {
         let text = VersionText::from_html("<h1>A</h1><p>intro</p><h2>B</h2><p>body</p>");
-        let inner = text.section_at(text.text.char_len() - 1).map(|s| s.id.clone());
+        let inner = text
+            .section_at(text.text.char_len() - 1)
+            .map(|s| s.id.clone());
         assert_eq!(inner.as_deref(), Some("b"));
         assert_eq!(text.section_at(2).map(|s| s.id.as_str()), Some("a"));
     }

@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use crate::clock::rfc3339;
 use crate::model::{
-    AccessMode, Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord, Millis,
-    Provider, ReviewState, Role, RunKind, RunRecord, RunStatus, StatusEventRecord, User, VersionRecord,
+    AccessMode, Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord,
+    Millis, Provider, ReviewState, Role, RunKind, RunRecord, RunStatus, StatusEventRecord, User,
+    VersionRecord,
 };
 
 /// A human comment or reply can be cancelled by its author for this long after writing it.
@@ -127,12 +128,21 @@ pub struct Users<'a>(HashMap<&'a str, &'a User>);
 
 impl<'a> Users<'a> {
     pub fn new(users: impl IntoIterator<Item = &'a User>) -> Self {
-        Users(users.into_iter().map(|user| (user.id.as_str(), user)).collect())
+        Users(
+            users
+                .into_iter()
+                .map(|user| (user.id.as_str(), user))
+                .collect(),
+        )
     }
 
     pub fn get(&self, id: &str) -> User {
         self.0.get(id).map_or_else(
-            || User { id: id.to_string(), provider: Provider::Local, display_name: "(unknown user)".into() },
+            || User {
+                id: id.to_string(),
+                provider: Provider::Local,
+                display_name: "(unknown user)".into(),
+            },
             |user| (*user).clone(),
         )
     }
@@ -152,7 +162,11 @@ pub fn comment_is_provisional(
     }
     match comment.run_id {
         Some(_) => run_status == Some(RunStatus::Running),
-        None => comment.author_id == viewer_id && now - comment.created_at < UNDO_WINDOW_MS && live_replies == 0,
+        None => {
+            comment.author_id == viewer_id
+                && now - comment.created_at < UNDO_WINDOW_MS
+                && live_replies == 0
+        }
     }
 }
 
@@ -169,7 +183,11 @@ pub fn message_is_provisional(
     }
     match message.run_id {
         Some(_) => run_status == Some(RunStatus::Running),
-        None => message.author_id == viewer_id && now - message.created_at < UNDO_WINDOW_MS && !replied_after,
+        None => {
+            message.author_id == viewer_id
+                && now - message.created_at < UNDO_WINDOW_MS
+                && !replied_after
+        }
     }
 }
 
@@ -181,9 +199,17 @@ pub fn comment_view(
     viewer: &Viewer<'_>,
 ) -> CommentView {
     let comment = &thread.comment;
-    let mut live: Vec<&MessageRecord> = thread.messages.iter().filter(|m| m.deleted_at.is_none()).collect();
+    let mut live: Vec<&MessageRecord> = thread
+        .messages
+        .iter()
+        .filter(|m| m.deleted_at.is_none())
+        .collect();
     live.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-    let mut shown: Vec<&MessageRecord> = if viewer.include_deleted { thread.messages.iter().collect() } else { live.clone() };
+    let mut shown: Vec<&MessageRecord> = if viewer.include_deleted {
+        thread.messages.iter().collect()
+    } else {
+        live.clone()
+    };
     shown.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
     let last_live = live.last().map(|m| m.id.as_str());
     let thread_views = shown
@@ -265,14 +291,26 @@ pub fn version_view(version: &VersionRecord) -> VersionView {
 /// Renders a whole review for one caller.
 pub fn review_view(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> ReviewView {
     let users = Users::new(&state.users);
-    let run_status = |id: &str| state.runs.iter().find(|run| run.id == id).map(|run| run.status);
+    let run_status = |id: &str| {
+        state
+            .runs
+            .iter()
+            .find(|run| run.id == id)
+            .map(|run| run.status)
+    };
     let mut messages_by_comment: HashMap<&str, Vec<MessageRecord>> = HashMap::new();
     for message in &state.messages {
-        messages_by_comment.entry(message.comment_id.as_str()).or_default().push(message.clone());
+        messages_by_comment
+            .entry(message.comment_id.as_str())
+            .or_default()
+            .push(message.clone());
     }
     let mut events_by_comment: HashMap<&str, Vec<StatusEventRecord>> = HashMap::new();
     for event in &state.events {
-        events_by_comment.entry(event.comment_id.as_str()).or_default().push(event.clone());
+        events_by_comment
+            .entry(event.comment_id.as_str())
+            .or_default()
+            .push(event.clone());
     }
     let mut comments: Vec<&CommentRecord> = state
         .comments
@@ -285,8 +323,12 @@ pub fn review_view(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> Revi
         .map(|comment| {
             let thread = CommentThread {
                 comment: comment.clone(),
-                messages: messages_by_comment.remove(comment.id.as_str()).unwrap_or_default(),
-                events: events_by_comment.remove(comment.id.as_str()).unwrap_or_default(),
+                messages: messages_by_comment
+                    .remove(comment.id.as_str())
+                    .unwrap_or_default(),
+                events: events_by_comment
+                    .remove(comment.id.as_str())
+                    .unwrap_or_default(),
             };
             comment_view(&thread, &users, &run_status, viewer)
         })
@@ -315,12 +357,16 @@ pub fn review_view(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> Revi
         ai_review_runs: run_views,
         created_at: rfc3339(review.created_at),
         updated_at: rfc3339(review.updated_at),
-        source: SourceView { versions: state.versions.iter().map(version_view).collect() },
+        source: SourceView {
+            versions: state.versions.iter().map(version_view).collect(),
+        },
         tags: review.tags.clone(),
         archived: review.archived,
         owner: users.get(&review.owner_id),
         role,
-        access: AccessView { mode: review.access_mode },
+        access: AccessView {
+            mode: review.access_mode,
+        },
         latest_version_id: review.latest_version_id.clone(),
     }
 }
@@ -339,7 +385,13 @@ mod tests {
             status: CommentStatus::Open,
             body: "b".into(),
             version_id: "v".into(),
-            anchor: Anchor { version_id: "v".into(), section_id: None, quote: None, position: None, state: AnchorState::Exact },
+            anchor: Anchor {
+                version_id: "v".into(),
+                section_id: None,
+                quote: None,
+                position: None,
+                state: AnchorState::Exact,
+            },
             run_id: run_id.map(str::to_string),
             created_at,
             edited_at: None,
@@ -350,8 +402,20 @@ mod tests {
     #[test]
     fn human_comments_are_provisional_for_their_author_during_the_undo_window() {
         let c = comment("ada", 1_000, None);
-        assert!(comment_is_provisional(&c, 0, None, "ada", 1_000 + UNDO_WINDOW_MS - 1));
-        assert!(!comment_is_provisional(&c, 0, None, "ada", 1_000 + UNDO_WINDOW_MS));
+        assert!(comment_is_provisional(
+            &c,
+            0,
+            None,
+            "ada",
+            1_000 + UNDO_WINDOW_MS - 1
+        ));
+        assert!(!comment_is_provisional(
+            &c,
+            0,
+            None,
+            "ada",
+            1_000 + UNDO_WINDOW_MS
+        ));
         assert!(!comment_is_provisional(&c, 0, None, "bob", 1_001));
         assert!(!comment_is_provisional(&c, 1, None, "ada", 1_001));
     }
@@ -359,7 +423,19 @@ mod tests {
     #[test]
     fn run_comments_are_provisional_for_everyone_while_the_run_runs() {
         let c = comment("agent", 1_000, Some("run_1"));
-        assert!(comment_is_provisional(&c, 3, Some(RunStatus::Running), "bob", 10 * UNDO_WINDOW_MS));
-        assert!(!comment_is_provisional(&c, 0, Some(RunStatus::Completed), "agent", 1_001));
+        assert!(comment_is_provisional(
+            &c,
+            3,
+            Some(RunStatus::Running),
+            "bob",
+            10 * UNDO_WINDOW_MS
+        ));
+        assert!(!comment_is_provisional(
+            &c,
+            0,
+            Some(RunStatus::Completed),
+            "agent",
+            1_001
+        ));
     }
 }

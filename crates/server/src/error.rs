@@ -23,7 +23,12 @@ impl ApiError {
 }
 
 /// An error that the core does not know about (routing, media types).
-pub fn error_response(status: StatusCode, code: &str, message: &str, extra: Map<String, Value>) -> Response {
+pub fn error_response(
+    status: StatusCode,
+    code: &str,
+    message: &str,
+    extra: Map<String, Value>,
+) -> Response {
     let mut body = Map::new();
     body.insert("error".into(), json!(code));
     body.insert("status".into(), json!(status.as_u16()));
@@ -58,7 +63,9 @@ impl IntoResponse for ApiError {
             Error::ProjectNotInSnapshot => (StatusCode::CONFLICT, "project_not_in_snapshot"),
             Error::ProjectConflict => (StatusCode::CONFLICT, "project_conflict"),
             Error::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            Error::UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            Error::UnsupportedMediaType(_) => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
             Error::Unavailable(source) => {
                 tracing::error!(error = %source, "service unavailable");
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
@@ -70,22 +77,40 @@ impl IntoResponse for ApiError {
         };
         let mut response = error_response(status, code, &error.to_string(), extra);
         if status == StatusCode::SERVICE_UNAVAILABLE {
-            response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("1"));
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
         }
         response
     }
 }
 
 pub async fn not_found() -> Response {
-    error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint", Map::new())
+    error_response(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such endpoint",
+        Map::new(),
+    )
 }
 
 pub async fn method_not_allowed() -> Response {
-    error_response(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this endpoint does not accept this method", Map::new())
+    error_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not accept this method",
+        Map::new(),
+    )
 }
 
 /// A panic is a bug: answer 500 without details and keep the connection.
 pub fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     tracing::error!("a request handler panicked");
-    error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error", Map::new())
+    error_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "internal error",
+        Map::new(),
+    )
 }

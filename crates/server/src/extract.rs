@@ -26,7 +26,11 @@ impl<S: Send + Sync, O: OperationClass> FromRequestParts<S> for Authorized<O> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let actor = parts.extensions.get::<Actor>().cloned().ok_or(ApiError(Error::Unauthorized))?;
+        let actor = parts
+            .extensions
+            .get::<Actor>()
+            .cloned()
+            .ok_or(ApiError(Error::Unauthorized))?;
         access::permit(&actor, O::OPERATION)?;
         Ok(Authorized(actor, PhantomData))
     }
@@ -62,20 +66,28 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             .and_then(|value| value.split(';').next())
             .is_some_and(|mime| {
                 let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+                mime == "application/json"
+                    || (mime.starts_with("application/") && mime.ends_with("+json"))
             });
         if !is_json {
-            return Err(unsupported_media_type("send the body as JSON with Content-Type: application/json"));
+            return Err(unsupported_media_type(
+                "send the body as JSON with Content-Type: application/json",
+            ));
         }
-        let bytes = Bytes::from_request(request, state).await.map_err(body_error)?;
-        let value = serde_json::from_slice(&bytes).map_err(|error| ApiError::invalid(format!("invalid JSON body: {error}")))?;
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(body_error)?;
+        let value = serde_json::from_slice(&bytes)
+            .map_err(|error| ApiError::invalid(format!("invalid JSON body: {error}")))?;
         Ok(ApiJson(value))
     }
 }
 
 pub fn body_error(rejection: BytesRejection) -> ApiError {
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError(Error::PayloadTooLarge("the request body is larger than this server accepts".into()))
+        ApiError(Error::PayloadTooLarge(
+            "the request body is larger than this server accepts".into(),
+        ))
     } else {
         ApiError::invalid(format!("could not read the request body: {rejection}"))
     }

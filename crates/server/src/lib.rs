@@ -28,7 +28,10 @@ pub fn app(service: Arc<Service>) -> Router {
     let body_limit = service.max_html_bytes() + BODY_OVERHEAD;
     let state = AppState { service };
     let api = routes::api()
-        .layer(axum::middleware::from_fn_with_state(state.clone(), middleware::authenticate))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            middleware::authenticate,
+        ))
         .layer(axum::middleware::from_fn(middleware::api_headers));
     Router::new()
         .merge(routes::public())
@@ -36,7 +39,9 @@ pub fn app(service: Arc<Service>) -> Router {
         .fallback(error::not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn(middleware::api_version))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(error::panic_response))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            error::panic_response,
+        ))
         .layer(middleware::trace_layer())
         .with_state(state)
 }

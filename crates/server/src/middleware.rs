@@ -4,8 +4,8 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use docreview_core::clock::rfc3339;
 use docreview_core::Error;
+use docreview_core::clock::rfc3339;
 use serde_json::Map;
 use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::trace::TraceLayer;
@@ -20,7 +20,11 @@ static TOKEN_EXPIRES_HEADER: HeaderName = HeaderName::from_static("x-cr-token-ex
 
 /// Resolves a Bearer token into an `Actor` for the handlers, and announces personal-token expiry
 /// on the response. An unusable token is 401 at once: a bad credential is never treated as none.
-pub async fn authenticate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+pub async fn authenticate(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let actor = match bearer(request.headers()) {
         Ok(None) => None,
         Ok(Some(value)) => match state.service.authenticate(value).await {
@@ -34,19 +38,26 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         request.extensions_mut().insert(actor);
     }
     let mut response = next.run(request).await;
-    if let Some(expires_at) = expires_at {
-        if let Ok(value) = HeaderValue::from_str(&rfc3339(expires_at)) {
-            response.headers_mut().insert(TOKEN_EXPIRES_HEADER.clone(), value);
-        }
+    if let Some(expires_at) = expires_at
+        && let Ok(value) = HeaderValue::from_str(&rfc3339(expires_at))
+    {
+        response
+            .headers_mut()
+            .insert(TOKEN_EXPIRES_HEADER.clone(), value);
     }
     response
 }
 
 /// The Bearer value of the `Authorization` header, if any.
 fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
-    let Some(value) = headers.get(header::AUTHORIZATION) else { return Ok(None) };
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
     let value = value.to_str().map_err(|_| ApiError(Error::Unauthorized))?;
-    let (scheme, token) = value.trim().split_once(' ').ok_or(ApiError(Error::Unauthorized))?;
+    let (scheme, token) = value
+        .trim()
+        .split_once(' ')
+        .ok_or(ApiError(Error::Unauthorized))?;
     if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
         return Err(ApiError(Error::Unauthorized));
     }
@@ -55,7 +66,10 @@ fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
 
 /// Rejects unknown interface versions and stamps ours on every response.
 pub async fn api_version(request: Request, next: Next) -> Response {
-    let requested = request.headers().get(&API_VERSION_HEADER).map(|v| v.to_str().unwrap_or("").trim().to_string());
+    let requested = request
+        .headers()
+        .get(&API_VERSION_HEADER)
+        .map(|v| v.to_str().unwrap_or("").trim().to_string());
     let mut response = match requested {
         Some(version) if version != API_VERSION => error_response(
             StatusCode::BAD_REQUEST,
@@ -65,7 +79,10 @@ pub async fn api_version(request: Request, next: Next) -> Response {
         ),
         _ => next.run(request).await,
     };
-    response.headers_mut().insert(API_VERSION_HEADER.clone(), HeaderValue::from_static(API_VERSION));
+    response.headers_mut().insert(
+        API_VERSION_HEADER.clone(),
+        HeaderValue::from_static(API_VERSION),
+    );
     response
 }
 
@@ -73,13 +90,25 @@ pub async fn api_version(request: Request, next: Next) -> Response {
 pub async fn api_headers(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
-    headers.entry(header::X_FRAME_OPTIONS).or_insert(HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    headers
+        .entry(header::X_FRAME_OPTIONS)
+        .or_insert(HeaderValue::from_static("DENY"));
     headers
         .entry(header::CONTENT_SECURITY_POLICY)
-        .or_insert(HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"));
+        .or_insert(HeaderValue::from_static(
+            "default-src 'none'; frame-ancestors 'none'",
+        ));
     response
 }
 

@@ -3,9 +3,11 @@
 use super::{Service, check_length};
 use crate::access::{Actor, Credential};
 use crate::error::{Error, Result};
-use crate::ids::new_id;
 use crate::identity::{Secret, is_well_formed_personal_token, mint_personal_token, sha256};
-use crate::model::{Account, Membership, Provider, Scope, SharedKind, TokenRecord, User, UserStatus};
+use crate::ids::new_id;
+use crate::model::{
+    Account, Membership, Provider, Scope, SharedKind, TokenRecord, User, UserStatus,
+};
 use crate::store::StoreError;
 
 pub const TOKEN_LIFETIME_DAYS: i64 = 90;
@@ -32,7 +34,10 @@ impl Service {
     /// Resolves a Bearer value to an actor; anything unusable is 401.
     pub async fn authenticate(&self, presented: &str) -> Result<Actor> {
         if let Some(kind) = self.shared.identify(presented) {
-            return Ok(Actor { account: service_account(kind), credential: Credential::Shared(kind) });
+            return Ok(Actor {
+                account: service_account(kind),
+                credential: Credential::Shared(kind),
+            });
         }
         if !is_well_formed_personal_token(presented) {
             return Err(Error::Unauthorized);
@@ -43,17 +48,25 @@ impl Service {
             .await?
             .ok_or(Error::Unauthorized)?;
         let now = self.clock.now();
-        if token.revoked_at.is_some() || token.expires_at <= now || account.status != UserStatus::Active {
+        if token.revoked_at.is_some()
+            || token.expires_at <= now
+            || account.status != UserStatus::Active
+        {
             return Err(Error::Unauthorized);
         }
-        if token.last_used_at.is_none_or(|at| now - at >= LAST_USED_GRANULARITY_MS) {
-            if let Err(error) = self.store.touch_token(&token.id, now).await {
-                tracing::warn!(token_id = %token.id, %error, "could not record token use");
-            }
+        let stale = token
+            .last_used_at
+            .is_none_or(|at| now - at >= LAST_USED_GRANULARITY_MS);
+        if stale && let Err(error) = self.store.touch_token(&token.id, now).await {
+            tracing::warn!(token_id = %token.id, %error, "could not record token use");
         }
         Ok(Actor {
             account,
-            credential: Credential::Personal { token_id: token.id, scopes: token.scopes, expires_at: token.expires_at },
+            credential: Credential::Personal {
+                token_id: token.id,
+                scopes: token.scopes,
+                expires_at: token.expires_at,
+            },
         })
     }
 
@@ -72,18 +85,31 @@ impl Service {
         check_length("name", &display_name, 1, 200)?;
         let now = self.clock.now();
         let account = Account {
-            user: User { id: new_id("usr_", now), provider: Provider::Local, display_name },
+            user: User {
+                id: new_id("usr_", now),
+                provider: Provider::Local,
+                display_name,
+            },
             email,
-            membership: if new.external { Membership::External } else { Membership::Internal },
+            membership: if new.external {
+                Membership::External
+            } else {
+                Membership::Internal
+            },
             status: UserStatus::Active,
             is_admin: new.admin,
             created_at: now,
         };
-        match self.store.create_account(account.clone(), new.password_hash).await {
+        match self
+            .store
+            .create_account(account.clone(), new.password_hash)
+            .await
+        {
             Ok(()) => Ok(account),
-            Err(StoreError::AlreadyExists(_)) => {
-                Err(Error::AlreadyExists(format!("a user with email {} already exists", account.email)))
-            }
+            Err(StoreError::AlreadyExists(_)) => Err(Error::AlreadyExists(format!(
+                "a user with email {} already exists",
+                account.email
+            ))),
             Err(other) => Err(other.into()),
         }
     }
@@ -103,9 +129,15 @@ impl Service {
             .ok_or(Error::NotFound("user"))?;
         let days = expires_in_days.unwrap_or(TOKEN_LIFETIME_DAYS);
         if !(0..=TOKEN_LIFETIME_DAYS).contains(&days) {
-            return Err(Error::invalid(format!("expiry must be 0 to {TOKEN_LIFETIME_DAYS} days")));
+            return Err(Error::invalid(format!(
+                "expiry must be 0 to {TOKEN_LIFETIME_DAYS} days"
+            )));
         }
-        let scopes = if scopes.is_empty() { vec![Scope::Comments] } else { dedup(scopes) };
+        let scopes = if scopes.is_empty() {
+            vec![Scope::Comments]
+        } else {
+            dedup(scopes)
+        };
         let name = name.unwrap_or_else(|| "personal token".to_string());
         check_length("token name", &name, 1, 100)?;
         let now = self.clock.now();
@@ -139,7 +171,11 @@ fn dedup(scopes: Vec<Scope>) -> Vec<Scope> {
 /// The account behind a shared token.
 pub fn service_account(kind: SharedKind) -> Account {
     Account {
-        user: User { id: kind.user_id().to_string(), provider: Provider::Service, display_name: kind.display_name().to_string() },
+        user: User {
+            id: kind.user_id().to_string(),
+            provider: Provider::Service,
+            display_name: kind.display_name().to_string(),
+        },
         email: format!("{}@service.invalid", kind.as_str()),
         membership: Membership::Internal,
         status: UserStatus::Active,
@@ -161,7 +197,13 @@ pub fn normalize_email(email: &str) -> Result<String> {
                 && !domain.ends_with('.')
                 && !domain.contains("..")
         });
-    if valid { Ok(email) } else { Err(Error::invalid(format!("`{email}` is not a valid email address"))) }
+    if valid {
+        Ok(email)
+    } else {
+        Err(Error::invalid(format!(
+            "`{email}` is not a valid email address"
+        )))
+    }
 }
 
 #[cfg(test)]
@@ -170,8 +212,20 @@ mod tests {
 
     #[test]
     fn emails_are_validated_and_lowercased() {
-        assert_eq!(normalize_email(" Ada@Example.COM ").ok().as_deref(), Some("ada@example.com"));
-        for bad in ["", "ada", "@example.com", "ada@", "ada@example", "a b@example.com", "a@b@c.com", "ada@.com"] {
+        assert_eq!(
+            normalize_email(" Ada@Example.COM ").ok().as_deref(),
+            Some("ada@example.com")
+        );
+        for bad in [
+            "",
+            "ada",
+            "@example.com",
+            "ada@",
+            "ada@example",
+            "a b@example.com",
+            "a@b@c.com",
+            "ada@.com",
+        ] {
             assert!(normalize_email(bad).is_err(), "{bad} should be rejected");
         }
     }

@@ -8,8 +8,8 @@ use crate::anchor::{self, Locator};
 use crate::error::{Error, Result};
 use crate::ids::new_id;
 use crate::model::{
-    Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord, ReviewHead, Role, RunRecord,
-    RunStatus, StatusEventRecord,
+    Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord, ReviewHead, Role,
+    RunRecord, RunStatus, StatusEventRecord,
 };
 use crate::store::CommentsWrite;
 use crate::view::{self, CommentView, EventView, MessageView, Users, Viewer};
@@ -79,7 +79,12 @@ pub struct StatusWritten {
 }
 
 impl Service {
-    pub async fn add_comment(&self, actor: &Actor, review_id: &str, input: NewComment) -> Result<CommentWritten> {
+    pub async fn add_comment(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        input: NewComment,
+    ) -> Result<CommentWritten> {
         access::permit(actor, Operation::Comment)?;
         self.write_new_comment(actor, review_id, None, input).await
     }
@@ -94,126 +99,223 @@ impl Service {
     ) -> Result<CommentWritten> {
         check_length("body", &input.body, 1, MAX_BODY)?;
         let base = input.base_comments_revision;
-        retrying!(base, async {
-            let (head, _role) = self.visible(actor, review_id).await?;
-            if let Some(run_id) = run_id {
-                let run = self.running_run(review_id, run_id).await?;
-                self.require_latest(&head, Some(&run.version_id)).await?;
+        retrying!(
+            base,
+            async {
+                let (head, _role) = self.visible(actor, review_id).await?;
+                if let Some(run_id) = run_id {
+                    let run = self.running_run(review_id, run_id).await?;
+                    self.require_latest(&head, Some(&run.version_id)).await?;
+                }
+                check_base(base, head.review.comments_revision)?;
+                let anchor = self.resolve_locator(&head, input.locator.as_ref()).await?;
+                let now = self.clock.now();
+                let comment = CommentRecord {
+                    id: new_id("cm_", now),
+                    review_id: review_id.to_string(),
+                    author_id: actor.id().to_string(),
+                    category: input.category.unwrap_or(Category::Note),
+                    status: CommentStatus::Open,
+                    body: input.body.clone(),
+                    version_id: head.review.latest_version_id.clone(),
+                    anchor,
+                    run_id: run_id.map(str::to_string),
+                    created_at: now,
+                    edited_at: None,
+                    deleted_at: None,
+                };
+                let thread = CommentThread {
+                    comment: comment.clone(),
+                    messages: vec![],
+                    events: vec![],
+                };
+                let revision = self
+                    .commit(
+                        review_id,
+                        &head,
+                        CommentsWrite {
+                            comments: vec![comment],
+                            ..CommentsWrite::default()
+                        },
+                    )
+                    .await?;
+                let comment = self.render(actor, &thread).await?;
+                Ok(CommentWritten {
+                    comment,
+                    comments_revision: revision,
+                })
             }
-            check_base(base, head.review.comments_revision)?;
-            let anchor = self.resolve_locator(&head, input.locator.as_ref()).await?;
-            let now = self.clock.now();
-            let comment = CommentRecord {
-                id: new_id("cm_", now),
-                review_id: review_id.to_string(),
-                author_id: actor.id().to_string(),
-                category: input.category.unwrap_or(Category::Note),
-                status: CommentStatus::Open,
-                body: input.body.clone(),
-                version_id: head.review.latest_version_id.clone(),
-                anchor,
-                run_id: run_id.map(str::to_string),
-                created_at: now,
-                edited_at: None,
-                deleted_at: None,
-            };
-            let thread = CommentThread { comment: comment.clone(), messages: vec![], events: vec![] };
-            let revision = self
-                .commit(review_id, &head, CommentsWrite { comments: vec![comment], ..CommentsWrite::default() })
-                .await?;
-            let comment = self.render(actor, &thread).await?;
-            Ok(CommentWritten { comment, comments_revision: revision })
-        }
-        .await)
+            .await
+        )
     }
 
-    pub async fn edit_comment(&self, actor: &Actor, review_id: &str, comment_id: &str, input: TextEdit) -> Result<CommentWritten> {
+    pub async fn edit_comment(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        comment_id: &str,
+        input: TextEdit,
+    ) -> Result<CommentWritten> {
         access::permit(actor, Operation::Comment)?;
         check_length("body", &input.body, 1, MAX_BODY)?;
         let base = input.base_comments_revision;
-        retrying!(base, async {
-            let (head, mut thread) = self.live_thread(actor, review_id, comment_id, base).await?;
-            if thread.comment.author_id != actor.id() {
-                return Err(Error::forbidden("only the author can edit a comment"));
+        retrying!(
+            base,
+            async {
+                let (head, mut thread) =
+                    self.live_thread(actor, review_id, comment_id, base).await?;
+                if thread.comment.author_id != actor.id() {
+                    return Err(Error::forbidden("only the author can edit a comment"));
+                }
+                thread.comment.body = input.body.clone();
+                thread.comment.edited_at = Some(self.clock.now());
+                let write = CommentsWrite {
+                    comments: vec![thread.comment.clone()],
+                    ..CommentsWrite::default()
+                };
+                let revision = self.commit(review_id, &head, write).await?;
+                Ok(CommentWritten {
+                    comment: self.render(actor, &thread).await?,
+                    comments_revision: revision,
+                })
             }
-            thread.comment.body = input.body.clone();
-            thread.comment.edited_at = Some(self.clock.now());
-            let write = CommentsWrite { comments: vec![thread.comment.clone()], ..CommentsWrite::default() };
-            let revision = self.commit(review_id, &head, write).await?;
-            Ok(CommentWritten { comment: self.render(actor, &thread).await?, comments_revision: revision })
-        }
-        .await)
+            .await
+        )
     }
 
     /// Cancels a provisional comment; a final one is 403.
-    pub async fn cancel_comment(&self, actor: &Actor, review_id: &str, comment_id: &str, base: Option<i64>) -> Result<i64> {
+    pub async fn cancel_comment(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        comment_id: &str,
+        base: Option<i64>,
+    ) -> Result<i64> {
         access::permit(actor, Operation::Comment)?;
-        retrying!(base, async {
-            let (head, mut thread) = self.live_thread(actor, review_id, comment_id, base).await?;
-            let role = access::visible_role(actor, &head)?;
-            let now = self.clock.now();
-            let live_replies = thread.messages.iter().filter(|m| m.deleted_at.is_none()).count();
-            let run = self.run_of(review_id, thread.comment.run_id.as_deref()).await?;
-            let own = thread.comment.author_id == actor.id();
-            let cancellable = match &run {
-                Some(run) => run.status == RunStatus::Running && (own || run.created_by == actor.id() || role >= Role::Editor),
-                None => view::comment_is_provisional(&thread.comment, live_replies, None, actor.id(), now),
-            };
-            if !cancellable {
-                return Err(Error::forbidden("only a provisional comment can be cancelled, by its author"));
+        retrying!(
+            base,
+            async {
+                let (head, mut thread) =
+                    self.live_thread(actor, review_id, comment_id, base).await?;
+                let role = access::visible_role(actor, &head)?;
+                let now = self.clock.now();
+                let live_replies = thread
+                    .messages
+                    .iter()
+                    .filter(|m| m.deleted_at.is_none())
+                    .count();
+                let run = self
+                    .run_of(review_id, thread.comment.run_id.as_deref())
+                    .await?;
+                let own = thread.comment.author_id == actor.id();
+                let cancellable = match &run {
+                    Some(run) => {
+                        run.status == RunStatus::Running
+                            && (own || run.created_by == actor.id() || role >= Role::Editor)
+                    }
+                    None => view::comment_is_provisional(
+                        &thread.comment,
+                        live_replies,
+                        None,
+                        actor.id(),
+                        now,
+                    ),
+                };
+                if !cancellable {
+                    return Err(Error::forbidden(
+                        "only a provisional comment can be cancelled, by its author",
+                    ));
+                }
+                thread.comment.deleted_at = Some(now);
+                let write = CommentsWrite {
+                    comments: vec![thread.comment],
+                    ..CommentsWrite::default()
+                };
+                self.commit(review_id, &head, write).await
             }
-            thread.comment.deleted_at = Some(now);
-            let write = CommentsWrite { comments: vec![thread.comment], ..CommentsWrite::default() };
-            self.commit(review_id, &head, write).await
-        }
-        .await)
+            .await
+        )
     }
 
-    pub async fn reanchor_comment(&self, actor: &Actor, review_id: &str, comment_id: &str, input: Reanchor) -> Result<CommentWritten> {
+    pub async fn reanchor_comment(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        comment_id: &str,
+        input: Reanchor,
+    ) -> Result<CommentWritten> {
         access::permit(actor, Operation::Comment)?;
         let base = input.base_comments_revision;
-        retrying!(base, async {
-            let (head, mut thread) = self.live_thread(actor, review_id, comment_id, base).await?;
-            let role = access::visible_role(actor, &head)?;
-            if thread.comment.author_id != actor.id() {
-                access::require_role(role, Role::Editor, "re-anchoring another person's comment")?;
+        retrying!(
+            base,
+            async {
+                let (head, mut thread) =
+                    self.live_thread(actor, review_id, comment_id, base).await?;
+                let role = access::visible_role(actor, &head)?;
+                if thread.comment.author_id != actor.id() {
+                    access::require_role(
+                        role,
+                        Role::Editor,
+                        "re-anchoring another person's comment",
+                    )?;
+                }
+                thread.comment.anchor = self.resolve_locator(&head, Some(&input.locator)).await?;
+                let write = CommentsWrite {
+                    comments: vec![thread.comment.clone()],
+                    ..CommentsWrite::default()
+                };
+                let revision = self.commit(review_id, &head, write).await?;
+                Ok(CommentWritten {
+                    comment: self.render(actor, &thread).await?,
+                    comments_revision: revision,
+                })
             }
-            thread.comment.anchor = self.resolve_locator(&head, Some(&input.locator)).await?;
-            let write = CommentsWrite { comments: vec![thread.comment.clone()], ..CommentsWrite::default() };
-            let revision = self.commit(review_id, &head, write).await?;
-            Ok(CommentWritten { comment: self.render(actor, &thread).await?, comments_revision: revision })
-        }
-        .await)
+            .await
+        )
     }
 
-    pub async fn reply(&self, actor: &Actor, review_id: &str, comment_id: &str, input: NewReply) -> Result<ReplyWritten> {
+    pub async fn reply(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        comment_id: &str,
+        input: NewReply,
+    ) -> Result<ReplyWritten> {
         access::permit(actor, Operation::Comment)?;
         check_length("body", &input.body, 1, MAX_BODY)?;
         let base = input.base_comments_revision;
-        retrying!(base, async {
-            let (head, mut thread) = self.live_thread(actor, review_id, comment_id, base).await?;
-            if let Some(run_id) = &input.run_id {
-                access::permit(actor, Operation::Run)?;
-                self.running_run(review_id, run_id).await?;
+        retrying!(
+            base,
+            async {
+                let (head, mut thread) =
+                    self.live_thread(actor, review_id, comment_id, base).await?;
+                if let Some(run_id) = &input.run_id {
+                    access::permit(actor, Operation::Run)?;
+                    self.running_run(review_id, run_id).await?;
+                }
+                let now = self.clock.now();
+                let message = MessageRecord {
+                    id: new_id("msg_", now),
+                    comment_id: comment_id.to_string(),
+                    review_id: review_id.to_string(),
+                    author_id: actor.id().to_string(),
+                    body: input.body.clone(),
+                    run_id: input.run_id.clone(),
+                    created_at: now,
+                    edited_at: None,
+                    deleted_at: None,
+                };
+                thread.messages.push(message.clone());
+                let write = CommentsWrite {
+                    messages: vec![message.clone()],
+                    ..CommentsWrite::default()
+                };
+                let revision = self.commit(review_id, &head, write).await?;
+                self.reply_written(actor, &thread, &message.id, revision)
+                    .await
             }
-            let now = self.clock.now();
-            let message = MessageRecord {
-                id: new_id("msg_", now),
-                comment_id: comment_id.to_string(),
-                review_id: review_id.to_string(),
-                author_id: actor.id().to_string(),
-                body: input.body.clone(),
-                run_id: input.run_id.clone(),
-                created_at: now,
-                edited_at: None,
-                deleted_at: None,
-            };
-            thread.messages.push(message.clone());
-            let write = CommentsWrite { messages: vec![message.clone()], ..CommentsWrite::default() };
-            let revision = self.commit(review_id, &head, write).await?;
-            self.reply_written(actor, &thread, &message.id, revision).await
-        }
-        .await)
+            .await
+        )
     }
 
     pub async fn edit_reply(
@@ -227,19 +329,27 @@ impl Service {
         access::permit(actor, Operation::Comment)?;
         check_length("body", &input.body, 1, MAX_BODY)?;
         let base = input.base_comments_revision;
-        retrying!(base, async {
-            let (head, mut thread) = self.live_thread(actor, review_id, comment_id, base).await?;
-            let message = live_message(&mut thread, message_id)?;
-            if message.author_id != actor.id() {
-                return Err(Error::forbidden("only the author can edit a reply"));
+        retrying!(
+            base,
+            async {
+                let (head, mut thread) =
+                    self.live_thread(actor, review_id, comment_id, base).await?;
+                let message = live_message(&mut thread, message_id)?;
+                if message.author_id != actor.id() {
+                    return Err(Error::forbidden("only the author can edit a reply"));
+                }
+                message.body = input.body.clone();
+                message.edited_at = Some(self.clock.now());
+                let write = CommentsWrite {
+                    messages: vec![message.clone()],
+                    ..CommentsWrite::default()
+                };
+                let revision = self.commit(review_id, &head, write).await?;
+                self.reply_written(actor, &thread, message_id, revision)
+                    .await
             }
-            message.body = input.body.clone();
-            message.edited_at = Some(self.clock.now());
-            let write = CommentsWrite { messages: vec![message.clone()], ..CommentsWrite::default() };
-            let revision = self.commit(review_id, &head, write).await?;
-            self.reply_written(actor, &thread, message_id, revision).await
-        }
-        .await)
+            .await
+        )
     }
 
     /// Cancels a provisional reply; a final one is 403.
@@ -252,69 +362,106 @@ impl Service {
         base: Option<i64>,
     ) -> Result<i64> {
         access::permit(actor, Operation::Comment)?;
-        retrying!(base, async {
-            let (head, mut thread) = self.live_thread(actor, review_id, comment_id, base).await?;
-            let role = access::visible_role(actor, &head)?;
-            let now = self.clock.now();
-            let replied_after = {
-                let target = thread.messages.iter().find(|m| m.id == message_id && m.deleted_at.is_none());
-                let target = target.ok_or(Error::NotFound("reply"))?;
-                thread
-                    .messages
-                    .iter()
-                    .any(|m| m.deleted_at.is_none() && m.id != target.id && (m.created_at, &m.id) > (target.created_at, &target.id))
-            };
-            let message = live_message(&mut thread, message_id)?;
-            let run = self.run_of(review_id, message.run_id.as_deref()).await?;
-            let own = message.author_id == actor.id();
-            let cancellable = match &run {
-                Some(run) => run.status == RunStatus::Running && (own || run.created_by == actor.id() || role >= Role::Editor),
-                None => view::message_is_provisional(message, replied_after, None, actor.id(), now),
-            };
-            if !cancellable {
-                return Err(Error::forbidden("only a provisional reply can be cancelled, by its author"));
+        retrying!(
+            base,
+            async {
+                let (head, mut thread) =
+                    self.live_thread(actor, review_id, comment_id, base).await?;
+                let role = access::visible_role(actor, &head)?;
+                let now = self.clock.now();
+                let replied_after = {
+                    let target = thread
+                        .messages
+                        .iter()
+                        .find(|m| m.id == message_id && m.deleted_at.is_none());
+                    let target = target.ok_or(Error::NotFound("reply"))?;
+                    thread.messages.iter().any(|m| {
+                        m.deleted_at.is_none()
+                            && m.id != target.id
+                            && (m.created_at, &m.id) > (target.created_at, &target.id)
+                    })
+                };
+                let message = live_message(&mut thread, message_id)?;
+                let run = self.run_of(review_id, message.run_id.as_deref()).await?;
+                let own = message.author_id == actor.id();
+                let cancellable = match &run {
+                    Some(run) => {
+                        run.status == RunStatus::Running
+                            && (own || run.created_by == actor.id() || role >= Role::Editor)
+                    }
+                    None => {
+                        view::message_is_provisional(message, replied_after, None, actor.id(), now)
+                    }
+                };
+                if !cancellable {
+                    return Err(Error::forbidden(
+                        "only a provisional reply can be cancelled, by its author",
+                    ));
+                }
+                message.deleted_at = Some(now);
+                let write = CommentsWrite {
+                    messages: vec![message.clone()],
+                    ..CommentsWrite::default()
+                };
+                self.commit(review_id, &head, write).await
             }
-            message.deleted_at = Some(now);
-            let write = CommentsWrite { messages: vec![message.clone()], ..CommentsWrite::default() };
-            self.commit(review_id, &head, write).await
-        }
-        .await)
+            .await
+        )
     }
 
     /// Resolves (`closed`) or reopens (`open`) a comment, recording a status event.
-    pub async fn set_status(&self, actor: &Actor, review_id: &str, comment_id: &str, input: StatusChange) -> Result<StatusWritten> {
+    pub async fn set_status(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        comment_id: &str,
+        input: StatusChange,
+    ) -> Result<StatusWritten> {
         access::permit(actor, Operation::Comment)?;
         let base = input.base_comments_revision;
-        retrying!(base, async {
-            let (head, mut thread) = self.live_thread(actor, review_id, comment_id, base).await?;
-            if thread.comment.status == input.status {
-                return Err(Error::InvalidTransition(format!("the comment is already {}", input.status)));
+        retrying!(
+            base,
+            async {
+                let (head, mut thread) =
+                    self.live_thread(actor, review_id, comment_id, base).await?;
+                if thread.comment.status == input.status {
+                    return Err(Error::InvalidTransition(format!(
+                        "the comment is already {}",
+                        input.status
+                    )));
+                }
+                let event = StatusEventRecord {
+                    comment_id: comment_id.to_string(),
+                    seq: thread.events.iter().map(|e| e.seq).max().unwrap_or(0) + 1,
+                    status: input.status,
+                    by_id: actor.id().to_string(),
+                    ts: self.clock.now(),
+                };
+                thread.comment.status = input.status;
+                thread.events.push(event.clone());
+                let write = CommentsWrite {
+                    comments: vec![thread.comment.clone()],
+                    events: vec![event.clone()],
+                    ..CommentsWrite::default()
+                };
+                let revision = self.commit(review_id, &head, write).await?;
+                let comment = self.render(actor, &thread).await?;
+                let event = comment
+                    .status_events
+                    .iter()
+                    .find(|e| e.seq == event.seq)
+                    .cloned()
+                    .ok_or_else(|| {
+                        Error::Internal("the new status event is missing from its comment".into())
+                    })?;
+                Ok(StatusWritten {
+                    comment,
+                    event,
+                    comments_revision: revision,
+                })
             }
-            let event = StatusEventRecord {
-                comment_id: comment_id.to_string(),
-                seq: thread.events.iter().map(|e| e.seq).max().unwrap_or(0) + 1,
-                status: input.status,
-                by_id: actor.id().to_string(),
-                ts: self.clock.now(),
-            };
-            thread.comment.status = input.status;
-            thread.events.push(event.clone());
-            let write = CommentsWrite {
-                comments: vec![thread.comment.clone()],
-                events: vec![event.clone()],
-                ..CommentsWrite::default()
-            };
-            let revision = self.commit(review_id, &head, write).await?;
-            let comment = self.render(actor, &thread).await?;
-            let event = comment
-                .status_events
-                .iter()
-                .find(|e| e.seq == event.seq)
-                .cloned()
-                .ok_or_else(|| Error::Internal("the new status event is missing from its comment".into()))?;
-            Ok(StatusWritten { comment, event, comments_revision: revision })
-        }
-        .await)
+            .await
+        )
     }
 
     /// Loads a visible, non-deleted comment after checking the base revision.
@@ -337,23 +484,55 @@ impl Service {
     }
 
     /// Applies a write guarded by the revision `head` was read at; returns the new revision.
-    pub(super) async fn commit(&self, review_id: &str, head: &ReviewHead, write: CommentsWrite) -> Result<i64> {
-        let write = CommentsWrite { expected_revision: head.review.comments_revision, at: self.clock.now(), ..write };
+    pub(super) async fn commit(
+        &self,
+        review_id: &str,
+        head: &ReviewHead,
+        write: CommentsWrite,
+    ) -> Result<i64> {
+        let write = CommentsWrite {
+            expected_revision: head.review.comments_revision,
+            at: self.clock.now(),
+            ..write
+        };
         Ok(self.store.write_comments(review_id, write).await?)
     }
 
-    pub(super) async fn resolve_locator(&self, head: &ReviewHead, locator: Option<&Locator>) -> Result<Anchor> {
+    pub(super) async fn resolve_locator(
+        &self,
+        head: &ReviewHead,
+        locator: Option<&Locator>,
+    ) -> Result<Anchor> {
         let review = &head.review;
         let locator = locator.cloned().unwrap_or_default();
-        self.require_latest(head, locator.version_id.as_deref()).await?;
-        let text = self.version_text(&review.id, &review.latest_version_id, &review.latest_source_hash).await?;
-        anchor::resolve(&locator, &review.latest_version_id, &text, review.structure.as_deref())
+        self.require_latest(head, locator.version_id.as_deref())
+            .await?;
+        let text = self
+            .version_text(
+                &review.id,
+                &review.latest_version_id,
+                &review.latest_source_hash,
+            )
+            .await?;
+        anchor::resolve(
+            &locator,
+            &review.latest_version_id,
+            &text,
+            review.structure.as_deref(),
+        )
     }
 
     pub(super) async fn running_run(&self, review_id: &str, run_id: &str) -> Result<RunRecord> {
-        let run = self.store.run(review_id, run_id).await?.ok_or(Error::NotFound("run"))?;
+        let run = self
+            .store
+            .run(review_id, run_id)
+            .await?
+            .ok_or(Error::NotFound("run"))?;
         if run.status != RunStatus::Running {
-            return Err(Error::InvalidTransition(format!("the run is {}, not running", run.status)));
+            return Err(Error::InvalidTransition(format!(
+                "the run is {}, not running",
+                run.status
+            )));
         }
         Ok(run)
     }
@@ -366,7 +545,11 @@ impl Service {
     }
 
     /// Renders one thread for the caller, loading the users and runs it mentions.
-    pub(super) async fn render(&self, actor: &Actor, thread: &CommentThread) -> Result<CommentView> {
+    pub(super) async fn render(
+        &self,
+        actor: &Actor,
+        thread: &CommentThread,
+    ) -> Result<CommentView> {
         let mut ids: Vec<String> = std::iter::once(thread.comment.author_id.clone())
             .chain(thread.messages.iter().map(|m| m.author_id.clone()))
             .chain(thread.events.iter().map(|e| e.by_id.clone()))
@@ -375,18 +558,37 @@ impl Service {
         ids.dedup();
         let users = self.store.users(&ids).await?;
         let mut runs = Vec::new();
-        let run_ids = thread.comment.run_id.iter().chain(thread.messages.iter().filter_map(|m| m.run_id.as_ref()));
+        let run_ids = thread
+            .comment
+            .run_id
+            .iter()
+            .chain(thread.messages.iter().filter_map(|m| m.run_id.as_ref()));
         for run_id in run_ids {
             if let Some(run) = self.store.run(&thread.comment.review_id, run_id).await? {
                 runs.push(run);
             }
         }
         let run_status = |id: &str| runs.iter().find(|run| run.id == id).map(|run| run.status);
-        let viewer = Viewer { user_id: actor.id(), now: self.clock.now(), include_deleted: false };
-        Ok(view::comment_view(thread, &Users::new(&users), &run_status, &viewer))
+        let viewer = Viewer {
+            user_id: actor.id(),
+            now: self.clock.now(),
+            include_deleted: false,
+        };
+        Ok(view::comment_view(
+            thread,
+            &Users::new(&users),
+            &run_status,
+            &viewer,
+        ))
     }
 
-    async fn reply_written(&self, actor: &Actor, thread: &CommentThread, message_id: &str, revision: i64) -> Result<ReplyWritten> {
+    async fn reply_written(
+        &self,
+        actor: &Actor,
+        thread: &CommentThread,
+        message_id: &str,
+        revision: i64,
+    ) -> Result<ReplyWritten> {
         let comment = self.render(actor, thread).await?;
         let message = comment
             .thread
@@ -394,11 +596,18 @@ impl Service {
             .find(|m| m.id == message_id)
             .cloned()
             .ok_or_else(|| Error::Internal("the reply is missing from its thread".into()))?;
-        Ok(ReplyWritten { comment, message, comments_revision: revision })
+        Ok(ReplyWritten {
+            comment,
+            message,
+            comments_revision: revision,
+        })
     }
 }
 
-fn live_message<'a>(thread: &'a mut CommentThread, message_id: &str) -> Result<&'a mut MessageRecord> {
+fn live_message<'a>(
+    thread: &'a mut CommentThread,
+    message_id: &str,
+) -> Result<&'a mut MessageRecord> {
     thread
         .messages
         .iter_mut()

@@ -8,9 +8,13 @@ mod runs;
 use std::sync::Arc;
 
 pub use accounts::{IssuedToken, NewUser, service_account};
-pub use comments::{CommentWritten, NewComment, NewReply, Reanchor, ReplyWritten, StatusChange, StatusWritten, TextEdit};
+pub use comments::{
+    CommentWritten, NewComment, NewReply, Reanchor, ReplyWritten, StatusChange, StatusWritten,
+    TextEdit,
+};
 pub use reviews::{
-    CreateReview, DomContext, HtmlUpload, ListQuery, ReviewList, ReviewSummaryView, VersionMode, VersionUpload,
+    CreateReview, DomContext, HtmlUpload, ListQuery, ReviewList, ReviewSummaryView, VersionMode,
+    VersionUpload,
 };
 pub use runs::{FinishRun, StartRun};
 
@@ -33,7 +37,10 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { max_html_bytes: 10 * 1024 * 1024, text_cache_bytes: 48 * 1024 * 1024 }
+        Settings {
+            max_html_bytes: 10 * 1024 * 1024,
+            text_cache_bytes: 48 * 1024 * 1024,
+        }
     }
 }
 
@@ -46,9 +53,20 @@ pub struct Service {
 }
 
 impl Service {
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, shared: SharedTokens, settings: Settings) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        shared: SharedTokens,
+        settings: Settings,
+    ) -> Self {
         let texts = TextCache::new(settings.text_cache_bytes);
-        Service { store, clock, shared, texts, settings }
+        Service {
+            store,
+            clock,
+            shared,
+            texts,
+            settings,
+        }
     }
 
     pub fn max_html_bytes(&self) -> usize {
@@ -61,13 +79,22 @@ impl Service {
 
     /// Loads a document and the caller's role on it; 404 when it is missing or invisible.
     async fn visible(&self, actor: &Actor, review_id: &str) -> Result<(ReviewHead, Role)> {
-        let head = self.store.review_head(review_id).await?.ok_or(Error::NotFound("document"))?;
+        let head = self
+            .store
+            .review_head(review_id)
+            .await?
+            .ok_or(Error::NotFound("document"))?;
         let role = access::visible_role(actor, &head)?;
         Ok((head, role))
     }
 
     /// The parsed text of a version, from the cache or parsed now (off the async threads).
-    async fn version_text(&self, review_id: &str, version_id: &str, source_hash: &str) -> Result<Arc<VersionText>> {
+    async fn version_text(
+        &self,
+        review_id: &str,
+        version_id: &str,
+        source_hash: &str,
+    ) -> Result<Arc<VersionText>> {
         if let Some(text) = self.texts.get(source_hash) {
             return Ok(text);
         }
@@ -83,14 +110,20 @@ impl Service {
 
     /// Rejects a write aimed at a version other than the latest.
     async fn require_latest(&self, head: &ReviewHead, version_id: Option<&str>) -> Result<()> {
-        let Some(version_id) = version_id else { return Ok(()) };
+        let Some(version_id) = version_id else {
+            return Ok(());
+        };
         if version_id == head.review.latest_version_id {
             return Ok(());
         }
         let known: Option<VersionRecord> = self.store.version(&head.review.id, version_id).await?;
         match known {
-            Some(_) => Err(Error::StaleVersion { latest: head.review.latest_version_id.clone() }),
-            None => Err(Error::invalid(format!("version `{version_id}` is not a version of this document"))),
+            Some(_) => Err(Error::StaleVersion {
+                latest: head.review.latest_version_id.clone(),
+            }),
+            None => Err(Error::invalid(format!(
+                "version `{version_id}` is not a version of this document"
+            ))),
         }
     }
 }
@@ -135,7 +168,9 @@ pub(crate) use retrying;
 fn check_length(field: &str, value: &str, min: usize, max: usize) -> Result<()> {
     let length = value.chars().count();
     if length < min || length > max {
-        return Err(Error::invalid(format!("{field} must be {min} to {max} characters (got {length})")));
+        return Err(Error::invalid(format!(
+            "{field} must be {min} to {max} characters (got {length})"
+        )));
     }
     Ok(())
 }

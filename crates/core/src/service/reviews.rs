@@ -13,8 +13,8 @@ use crate::clock::rfc3339;
 use crate::error::{Error, Result};
 use crate::ids::{is_valid_client_review_id, is_valid_project_code, new_id};
 use crate::model::{
-    AccessGrant, AccessMode, GrantRole, Membership, Millis, ReviewRecord, Role, Scope, Section, SectionSpec, User,
-    VersionRecord,
+    AccessGrant, AccessMode, GrantRole, Membership, Millis, ReviewRecord, Role, Scope, Section,
+    SectionSpec, User, VersionRecord,
 };
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite, Visibility};
 use crate::texts::source_hash;
@@ -162,7 +162,12 @@ impl Service {
                 }
                 let grants = grants
                     .into_iter()
-                    .map(|user| Ok(AccessGrant { email: normalize_email(&user.email)?, role: user.role }))
+                    .map(|user| {
+                        Ok(AccessGrant {
+                            email: normalize_email(&user.email)?,
+                            role: user.role,
+                        })
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 (access_input.mode, grants)
             }
@@ -192,7 +197,12 @@ impl Service {
             upload
                 .file_name
                 .as_deref()
-                .map(|name| name.rsplit_once('.').map_or(name, |(stem, _)| stem).trim().to_string())
+                .map(|name| {
+                    name.rsplit_once('.')
+                        .map_or(name, |(stem, _)| stem)
+                        .trim()
+                        .to_string()
+                })
                 .filter(|stem| !stem.is_empty())
         });
         self.create_document(
@@ -219,20 +229,30 @@ impl Service {
         }
         let review_id = match (&doc.project, doc.review_id) {
             (Some(_), Some(_)) => {
-                return Err(Error::invalid("review.reviewId must not be sent together with project"));
+                return Err(Error::invalid(
+                    "review.reviewId must not be sent together with project",
+                ));
             }
             (_, Some(id)) if !is_valid_client_review_id(&id) => {
-                return Err(Error::invalid("review.reviewId must match ^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$"));
+                return Err(Error::invalid(
+                    "review.reviewId must match ^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$",
+                ));
             }
             (_, Some(id)) => id,
             (_, None) => new_id("rv_", self.clock.now()),
         };
         if let Some(code) = &doc.project {
             if !is_valid_project_code(code) {
-                return Err(Error::invalid("project must match ^[A-Z0-9][A-Z0-9-]{0,31}$"));
+                return Err(Error::invalid(
+                    "project must match ^[A-Z0-9][A-Z0-9-]{0,31}$",
+                ));
             }
             // Projects arrive with the project snapshot (`admin import-projects`).
-            let project = self.store.project(code).await?.ok_or(Error::ProjectNotFound)?;
+            let project = self
+                .store
+                .project(code)
+                .await?
+                .ok_or(Error::ProjectNotFound)?;
             if !project.in_snapshot {
                 return Err(Error::ProjectNotInSnapshot);
             }
@@ -254,7 +274,10 @@ impl Service {
         let text = parse_html(doc.html.clone()).await?;
         let title = match doc.title {
             Some(title) => title.trim().to_string(),
-            None => text.sections.first().map_or_else(|| "Untitled".to_string(), |s| s.text.clone()),
+            None => text
+                .sections
+                .first()
+                .map_or_else(|| "Untitled".to_string(), |s| s.text.clone()),
         };
         check_length("title", &title, 1, 300)?;
         let label = doc.label.unwrap_or_else(|| "v1".to_string());
@@ -285,11 +308,18 @@ impl Service {
             structure: doc.structure,
             project_code: None,
         };
-        let new = NewReview { review: record, grants: doc.grants, version, html: doc.html };
+        let new = NewReview {
+            review: record,
+            grants: doc.grants,
+            version,
+            html: doc.html,
+        };
         match self.store.create_review(new).await {
             Ok(()) => {}
             Err(StoreError::AlreadyExists(_)) => {
-                return Err(Error::AlreadyExists(format!("a document with id `{review_id}` already exists")));
+                return Err(Error::AlreadyExists(format!(
+                    "a document with id `{review_id}` already exists"
+                )));
             }
             Err(other) => return Err(other.into()),
         }
@@ -297,14 +327,27 @@ impl Service {
         self.get_review(actor, &review_id, false).await
     }
 
-    pub async fn get_review(&self, actor: &Actor, review_id: &str, include_deleted: bool) -> Result<ReviewView> {
+    pub async fn get_review(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        include_deleted: bool,
+    ) -> Result<ReviewView> {
         access::permit(actor, Operation::Read)?;
-        let state = self.store.review_state(review_id).await?.ok_or(Error::NotFound("document"))?;
+        let state = self
+            .store
+            .review_state(review_id)
+            .await?
+            .ok_or(Error::NotFound("document"))?;
         let role = access::visible_role(actor, &state.head)?;
         if include_deleted {
             access::require_role(role, Role::Editor, "includeDeleted")?;
         }
-        let viewer = Viewer { user_id: actor.id(), now: self.clock.now(), include_deleted };
+        let viewer = Viewer {
+            user_id: actor.id(),
+            now: self.clock.now(),
+            include_deleted,
+        };
         Ok(view::review_view(&state, role, &viewer))
     }
 
@@ -320,7 +363,9 @@ impl Service {
             Some(_) => return Err(Error::invalid("owner accepts only `me`")),
         };
         let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
-        let visibility = if matches!(actor.credential, access::Credential::Shared(_)) || actor.account.is_admin {
+        let visibility = if matches!(actor.credential, access::Credential::Shared(_))
+            || actor.account.is_admin
+        {
             Visibility::All
         } else {
             Visibility::Member {
@@ -348,7 +393,9 @@ impl Service {
         for row in rows.into_iter().take(limit) {
             let review = row.review;
             last_key = Some((review.updated_at, review.id.clone()));
-            let Some(role) = access::role_with_grant(actor, &review.owner_id, review.access_mode, row.grant) else {
+            let Some(role) =
+                access::role_with_grant(actor, &review.owner_id, review.access_mode, row.grant)
+            else {
                 continue;
             };
             reviews.push(ReviewSummaryView {
@@ -365,18 +412,36 @@ impl Service {
                 open_comment_count: row.open_comment_count,
             });
         }
-        let next_cursor = if more { last_key.map(|(at, id)| encode_cursor(at, &id)) } else { None };
-        Ok(ReviewList { reviews, next_cursor })
+        let next_cursor = if more {
+            last_key.map(|(at, id)| encode_cursor(at, &id))
+        } else {
+            None
+        };
+        Ok(ReviewList {
+            reviews,
+            next_cursor,
+        })
     }
 
-    pub async fn dom_context(&self, actor: &Actor, review_id: &str, version_id: Option<&str>) -> Result<DomContext> {
+    pub async fn dom_context(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        version_id: Option<&str>,
+    ) -> Result<DomContext> {
         access::permit(actor, Operation::Read)?;
         let (head, _) = self.visible(actor, review_id).await?;
         let version_id = version_id.unwrap_or(&head.review.latest_version_id);
-        let version = self.store.version(review_id, version_id).await?.ok_or(Error::NotFound("version"))?;
+        let version = self
+            .store
+            .version(review_id, version_id)
+            .await?
+            .ok_or(Error::NotFound("version"))?;
         let sections = match (&head.review.structure, version.sections.is_empty()) {
             (Some(specs), true) => {
-                let text = self.version_text(review_id, &version.id, &version.source_hash).await?;
+                let text = self
+                    .version_text(review_id, &version.id, &version.source_hash)
+                    .await?;
                 sections_from_structure(specs, text.text.char_len())
             }
             _ => version.sections,
@@ -390,15 +455,29 @@ impl Service {
     }
 
     /// The HTML of a version, byte for byte as uploaded.
-    pub async fn bundle(&self, actor: &Actor, review_id: &str, version_id: &str) -> Result<Vec<u8>> {
+    pub async fn bundle(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        version_id: &str,
+    ) -> Result<Vec<u8>> {
         access::permit(actor, Operation::Read)?;
         self.visible(actor, review_id).await?;
-        let (_, html) = self.store.version_html(review_id, version_id).await?.ok_or(Error::NotFound("version"))?;
+        let (_, html) = self
+            .store
+            .version_html(review_id, version_id)
+            .await?
+            .ok_or(Error::NotFound("version"))?;
         Ok(html)
     }
 
     /// Adds a version, or rewrites the latest one, and carries every comment's anchor onto it.
-    pub async fn import_version(&self, actor: &Actor, review_id: &str, upload: VersionUpload) -> Result<ReviewView> {
+    pub async fn import_version(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        upload: VersionUpload,
+    ) -> Result<ReviewView> {
         access::permit(actor, Operation::Deliver)?;
         self.check_html(&upload.html)?;
         if let Some(label) = &upload.label {
@@ -411,11 +490,8 @@ impl Service {
         let base = upload.base_version_id.clone();
         let mut head = head;
         for _ in 0..super::MAX_ATTEMPTS {
-            if let Some(base) = &base {
-                if *base != head.review.latest_version_id {
-                    self.require_latest(&head, Some(base)).await?;
-                }
-            }
+            // A stale base is 409; an unknown one is 400.
+            self.require_latest(&head, base.as_deref()).await?;
             let latest = self
                 .store
                 .version(review_id, &head.review.latest_version_id)
@@ -425,7 +501,10 @@ impl Service {
             let (version, append) = match upload.mode {
                 VersionMode::AddVersion => {
                     let count = self.store.versions(review_id).await?.len();
-                    let label = upload.label.clone().unwrap_or_else(|| format!("v{}", count + 1));
+                    let label = upload
+                        .label
+                        .clone()
+                        .unwrap_or_else(|| format!("v{}", count + 1));
                     (
                         VersionRecord {
                             id: new_id("ver_", now),
@@ -456,7 +535,12 @@ impl Service {
                 comments
                     .into_iter()
                     .map(|comment| {
-                        let moved = anchor::reanchor(&comment.anchor, &target_version, &moved_text, structure.as_deref());
+                        let moved = anchor::reanchor(
+                            &comment.anchor,
+                            &target_version,
+                            &moved_text,
+                            structure.as_deref(),
+                        );
                         (comment.id, moved)
                     })
                     .collect::<Vec<_>>()
@@ -489,7 +573,9 @@ impl Service {
                 Err(other) => return Err(other.into()),
             }
         }
-        Err(Error::Unavailable("too much concurrent activity on this document; try again".into()))
+        Err(Error::Unavailable(
+            "too much concurrent activity on this document; try again".into(),
+        ))
     }
 
     fn check_html(&self, html: &[u8]) -> Result<()> {
@@ -509,7 +595,10 @@ impl Service {
 
 /// Two heading lists are the same structure when ids, levels and texts agree in order.
 fn same_headings(a: &[Section], b: &[Section]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.id == y.id && x.level == y.level && x.text == y.text)
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.id == y.id && x.level == y.level && x.text == y.text)
 }
 
 /// Sections supplied at creation, for documents without headings: each spans the whole text.
@@ -523,7 +612,14 @@ fn sections_from_structure(specs: &[SectionSpec], text_len: usize) -> Vec<Sectio
             }
             let path = open.iter().map(|(_, id)| id.clone()).collect();
             open.push((spec.level, spec.id.clone()));
-            Section { id: spec.id.clone(), level: spec.level, text: spec.text.clone(), path, start: 0, end: text_len }
+            Section {
+                id: spec.id.clone(),
+                level: spec.level,
+                text: spec.text.clone(),
+                path,
+                start: 0,
+                end: text_len,
+            }
         })
         .collect()
 }
@@ -570,7 +666,10 @@ mod tests {
 
     #[test]
     fn tags_are_trimmed_deduplicated_and_bounded() {
-        assert_eq!(normalize_tags(vec![" a ".into(), "a".into(), "b".into()]).ok(), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(
+            normalize_tags(vec![" a ".into(), "a".into(), "b".into()]).ok(),
+            Some(vec!["a".into(), "b".into()])
+        );
         assert!(normalize_tags(vec![String::new()]).is_err());
         assert!(normalize_tags((0..33).map(|i| i.to_string()).collect()).is_err());
     }
@@ -578,9 +677,21 @@ mod tests {
     #[test]
     fn structure_sections_get_paths() {
         let specs = vec![
-            SectionSpec { id: "a".into(), level: 1, text: "A".into() },
-            SectionSpec { id: "b".into(), level: 2, text: "B".into() },
-            SectionSpec { id: "c".into(), level: 1, text: "C".into() },
+            SectionSpec {
+                id: "a".into(),
+                level: 1,
+                text: "A".into(),
+            },
+            SectionSpec {
+                id: "b".into(),
+                level: 2,
+                text: "B".into(),
+            },
+            SectionSpec {
+                id: "c".into(),
+                level: 1,
+                text: "C".into(),
+            },
         ];
         let sections = sections_from_structure(&specs, 10);
         assert_eq!(sections[1].path, vec!["a".to_string()]);

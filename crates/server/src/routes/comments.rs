@@ -16,11 +16,26 @@ use crate::extract::{ApiJson, ApiPath, ApiQuery, Authorized, op};
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/reviews/{review_id}/comments", post(create))
-        .route("/api/reviews/{review_id}/comments/{comment_id}", patch(edit).delete(cancel))
-        .route("/api/reviews/{review_id}/comments/{comment_id}/anchor", patch(reanchor))
-        .route("/api/reviews/{review_id}/comments/{comment_id}/thread", post(reply))
-        .route("/api/reviews/{review_id}/comments/{comment_id}/thread/{message_id}", patch(edit_reply).delete(cancel_reply))
-        .route("/api/reviews/{review_id}/comments/{comment_id}/status-events", post(set_status))
+        .route(
+            "/api/reviews/{review_id}/comments/{comment_id}",
+            patch(edit).delete(cancel),
+        )
+        .route(
+            "/api/reviews/{review_id}/comments/{comment_id}/anchor",
+            patch(reanchor),
+        )
+        .route(
+            "/api/reviews/{review_id}/comments/{comment_id}/thread",
+            post(reply),
+        )
+        .route(
+            "/api/reviews/{review_id}/comments/{comment_id}/thread/{message_id}",
+            patch(edit_reply).delete(cancel_reply),
+        )
+        .route(
+            "/api/reviews/{review_id}/comments/{comment_id}/status-events",
+            post(set_status),
+        )
 }
 
 /// `DELETE` carries its optional base revision in the query.
@@ -46,7 +61,10 @@ async fn edit(
     ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
     ApiJson(input): ApiJson<TextEdit>,
 ) -> Result<Response, ApiError> {
-    let written = state.service.edit_comment(&actor, &review_id, &comment_id, input).await?;
+    let written = state
+        .service
+        .edit_comment(&actor, &review_id, &comment_id, input)
+        .await?;
     Ok(Json(written).into_response())
 }
 
@@ -56,7 +74,15 @@ async fn cancel(
     ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
     ApiQuery(query): ApiQuery<BaseRevision>,
 ) -> Result<Response, ApiError> {
-    let revision = state.service.cancel_comment(&actor, &review_id, &comment_id, query.base_comments_revision).await?;
+    let revision = state
+        .service
+        .cancel_comment(
+            &actor,
+            &review_id,
+            &comment_id,
+            query.base_comments_revision,
+        )
+        .await?;
     Ok(Json(json!({ "commentsRevision": revision })).into_response())
 }
 
@@ -66,7 +92,10 @@ async fn reanchor(
     ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
     ApiJson(input): ApiJson<Reanchor>,
 ) -> Result<Response, ApiError> {
-    let written = state.service.reanchor_comment(&actor, &review_id, &comment_id, input).await?;
+    let written = state
+        .service
+        .reanchor_comment(&actor, &review_id, &comment_id, input)
+        .await?;
     Ok(Json(written).into_response())
 }
 
@@ -76,7 +105,10 @@ async fn reply(
     ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
     ApiJson(input): ApiJson<NewReply>,
 ) -> Result<Response, ApiError> {
-    let written = state.service.reply(&actor, &review_id, &comment_id, input).await?;
+    let written = state
+        .service
+        .reply(&actor, &review_id, &comment_id, input)
+        .await?;
     Ok((StatusCode::CREATED, Json(written)).into_response())
 }
 
@@ -86,7 +118,10 @@ async fn edit_reply(
     ApiPath((review_id, comment_id, message_id)): ApiPath<(String, String, String)>,
     ApiJson(input): ApiJson<TextEdit>,
 ) -> Result<Response, ApiError> {
-    let written = state.service.edit_reply(&actor, &review_id, &comment_id, &message_id, input).await?;
+    let written = state
+        .service
+        .edit_reply(&actor, &review_id, &comment_id, &message_id, input)
+        .await?;
     Ok(Json(written).into_response())
 }
 
@@ -98,7 +133,13 @@ async fn cancel_reply(
 ) -> Result<Response, ApiError> {
     let revision = state
         .service
-        .cancel_reply(&actor, &review_id, &comment_id, &message_id, query.base_comments_revision)
+        .cancel_reply(
+            &actor,
+            &review_id,
+            &comment_id,
+            &message_id,
+            query.base_comments_revision,
+        )
         .await?;
     Ok(Json(json!({ "commentsRevision": revision })).into_response())
 }
@@ -109,6 +150,9 @@ async fn set_status(
     ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
     ApiJson(input): ApiJson<StatusChange>,
 ) -> Result<Response, ApiError> {
-    let written = state.service.set_status(&actor, &review_id, &comment_id, input).await?;
+    let written = state
+        .service
+        .set_status(&actor, &review_id, &comment_id, input)
+        .await?;
     Ok((StatusCode::CREATED, Json(written)).into_response())
 }

@@ -58,12 +58,28 @@ async fn import_version(
     let mode = match form.text("mode").as_deref() {
         None | Some("add_version") => VersionMode::AddVersion,
         Some("replace") => VersionMode::Replace,
-        Some(other) => return Err(ApiError::invalid(format!("mode must be add_version or replace, not `{other}`"))),
+        Some(other) => {
+            return Err(ApiError::invalid(format!(
+                "mode must be add_version or replace, not `{other}`"
+            )));
+        }
     };
     let (html, _) = form.file()?;
-    let upload = VersionUpload { html, label: form.text("label"), mode, base_version_id: form.text("baseVersionId") };
-    let review = state.service.import_version(&actor, &review_id, upload).await?;
-    let status = if mode == VersionMode::AddVersion { StatusCode::CREATED } else { StatusCode::OK };
+    let upload = VersionUpload {
+        html,
+        label: form.text("label"),
+        mode,
+        base_version_id: form.text("baseVersionId"),
+    };
+    let review = state
+        .service
+        .import_version(&actor, &review_id, upload)
+        .await?;
+    let status = if mode == VersionMode::AddVersion {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
     Ok((status, Json(json!({ "review": review }))).into_response())
 }
 
@@ -75,10 +91,13 @@ struct Form {
 
 impl Form {
     async fn read(request: Request, allowed: &[&str]) -> Result<Form, ApiError> {
-        let mut multipart = Multipart::from_request(request, &())
-            .await
-            .map_err(|_| unsupported_media_type("send the upload as multipart/form-data with a `file` field"))?;
-        let mut form = Form { file: None, fields: Vec::new() };
+        let mut multipart = Multipart::from_request(request, &()).await.map_err(|_| {
+            unsupported_media_type("send the upload as multipart/form-data with a `file` field")
+        })?;
+        let mut form = Form {
+            file: None,
+            fields: Vec::new(),
+        };
         loop {
             let field = match multipart.next_field().await {
                 Ok(Some(field)) => field,
@@ -97,12 +116,19 @@ impl Form {
                     return Err(ApiError::invalid("send exactly one `file` field"));
                 }
                 let file_name = field.file_name().map(str::to_string);
-                let bytes = field.bytes().await.map_err(|error| multipart_error(&error))?;
+                let bytes = field
+                    .bytes()
+                    .await
+                    .map_err(|error| multipart_error(&error))?;
                 form.file = Some((bytes.to_vec(), file_name));
             } else {
-                let bytes = field.bytes().await.map_err(|error| multipart_error(&error))?;
-                let text = String::from_utf8(bytes.to_vec())
-                    .map_err(|_| ApiError::invalid(format!("form field `{name}` must be UTF-8 text")))?;
+                let bytes = field
+                    .bytes()
+                    .await
+                    .map_err(|error| multipart_error(&error))?;
+                let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
+                    ApiError::invalid(format!("form field `{name}` must be UTF-8 text"))
+                })?;
                 form.fields.push((name, text));
             }
         }
@@ -110,22 +136,32 @@ impl Form {
     }
 
     fn file(&self) -> Result<(Vec<u8>, Option<String>), ApiError> {
-        self.file.clone().ok_or_else(|| ApiError::invalid("the form must include a `file` field with the HTML"))
+        self.file
+            .clone()
+            .ok_or_else(|| ApiError::invalid("the form must include a `file` field with the HTML"))
     }
 
     /// The last non-empty value of a text field.
     fn text(&self, name: &str) -> Option<String> {
-        self.all(name).filter(|value| !value.trim().is_empty()).last().map(str::to_string)
+        self.all(name)
+            .filter(|value| !value.trim().is_empty())
+            .last()
+            .map(str::to_string)
     }
 
     fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.fields.iter().filter(move |(field, _)| field == name).map(|(_, value)| value.as_str())
+        self.fields
+            .iter()
+            .filter(move |(field, _)| field == name)
+            .map(|(_, value)| value.as_str())
     }
 }
 
 fn multipart_error(error: &axum::extract::multipart::MultipartError) -> ApiError {
     if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError(Error::PayloadTooLarge("the upload is larger than this server accepts".into()))
+        ApiError(Error::PayloadTooLarge(
+            "the upload is larger than this server accepts".into(),
+        ))
     } else {
         ApiError::invalid(format!("malformed multipart body: {}", error.body_text()))
     }

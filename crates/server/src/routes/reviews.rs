@@ -18,7 +18,10 @@ pub fn router() -> Router<AppState> {
         .route("/api/reviews", get(list).post(create))
         .route("/api/reviews/{review_id}", get(read))
         .route("/api/reviews/{review_id}/dom-context", get(dom_context))
-        .route("/api/reviews/{review_id}/versions/{version_id}/bundle", get(bundle))
+        .route(
+            "/api/reviews/{review_id}/versions/{version_id}/bundle",
+            get(bundle),
+        )
 }
 
 async fn list(
@@ -52,7 +55,10 @@ async fn read(
     ApiPath(review_id): ApiPath<String>,
     ApiQuery(query): ApiQuery<ReadQuery>,
 ) -> Result<Response, ApiError> {
-    let review = state.service.get_review(&actor, &review_id, query.include_deleted).await?;
+    let review = state
+        .service
+        .get_review(&actor, &review_id, query.include_deleted)
+        .await?;
     Ok(Json(json!({ "review": review })).into_response())
 }
 
@@ -68,7 +74,10 @@ async fn dom_context(
     ApiPath(review_id): ApiPath<String>,
     ApiQuery(query): ApiQuery<DomContextQuery>,
 ) -> Result<Response, ApiError> {
-    let context = state.service.dom_context(&actor, &review_id, query.version_id.as_deref()).await?;
+    let context = state
+        .service
+        .dom_context(&actor, &review_id, query.version_id.as_deref())
+        .await?;
     Ok(Json(context).into_response())
 }
 
@@ -78,13 +87,31 @@ async fn bundle(
     Authorized(actor, ..): Authorized<op::Read>,
     ApiPath((review_id, version_id)): ApiPath<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let html = state.service.bundle(&actor, &review_id, &version_id).await?;
+    let html = state
+        .service
+        .bundle(&actor, &review_id, &version_id)
+        .await?;
     let mut response = html.into_response();
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox"));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("SAMEORIGIN"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("sandbox"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache"),
+    );
+    headers.insert(
+        header::X_FRAME_OPTIONS,
+        HeaderValue::from_static("SAMEORIGIN"),
+    );
     Ok(response)
 }

@@ -15,8 +15,14 @@ use crate::extract::{ApiJson, ApiPath, Authorized, op};
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/reviews/{review_id}/ai-review-runs", post(start))
-        .route("/api/reviews/{review_id}/ai-review-runs/{run_id}", patch(finish))
-        .route("/api/reviews/{review_id}/ai-review-runs/{run_id}/comments", post(comment))
+        .route(
+            "/api/reviews/{review_id}/ai-review-runs/{run_id}",
+            patch(finish),
+        )
+        .route(
+            "/api/reviews/{review_id}/ai-review-runs/{run_id}/comments",
+            post(comment),
+        )
 }
 
 async fn start(
@@ -35,7 +41,10 @@ async fn finish(
     ApiPath((review_id, run_id)): ApiPath<(String, String)>,
     ApiJson(input): ApiJson<FinishRun>,
 ) -> Result<Response, ApiError> {
-    let run = state.service.finish_run(&actor, &review_id, &run_id, input).await?;
+    let run = state
+        .service
+        .finish_run(&actor, &review_id, &run_id, input)
+        .await?;
     Ok(Json(json!({ "run": run })).into_response())
 }
 
@@ -45,6 +54,9 @@ async fn comment(
     ApiPath((review_id, run_id)): ApiPath<(String, String)>,
     ApiJson(input): ApiJson<NewComment>,
 ) -> Result<Response, ApiError> {
-    let written = state.service.add_run_comment(&actor, &review_id, &run_id, input).await?;
+    let written = state
+        .service
+        .add_run_comment(&actor, &review_id, &run_id, input)
+        .await?;
     Ok((StatusCode::CREATED, Json(written)).into_response())
 }
