@@ -198,19 +198,41 @@ pub fn comment_view(
     run_status: &dyn Fn(&str) -> Option<RunStatus>,
     viewer: &Viewer<'_>,
 ) -> CommentView {
-    let comment = &thread.comment;
-    let mut live: Vec<&MessageRecord> = thread
-        .messages
+    let messages: Vec<&MessageRecord> = thread.messages.iter().collect();
+    let events: Vec<&StatusEventRecord> = thread.events.iter().collect();
+    thread_view(
+        &thread.comment,
+        &messages,
+        &events,
+        users,
+        run_status,
+        viewer,
+    )
+}
+
+/// Renders a comment from borrowed parts, so a whole review renders without copying records.
+fn thread_view(
+    comment: &CommentRecord,
+    messages: &[&MessageRecord],
+    events: &[&StatusEventRecord],
+    users: &Users<'_>,
+    run_status: &dyn Fn(&str) -> Option<RunStatus>,
+    viewer: &Viewer<'_>,
+) -> CommentView {
+    let by_time =
+        |a: &&MessageRecord, b: &&MessageRecord| (a.created_at, &a.id).cmp(&(b.created_at, &b.id));
+    let mut live: Vec<&MessageRecord> = messages
         .iter()
+        .copied()
         .filter(|m| m.deleted_at.is_none())
         .collect();
-    live.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    live.sort_by(by_time);
     let mut shown: Vec<&MessageRecord> = if viewer.include_deleted {
-        thread.messages.iter().collect()
+        messages.to_vec()
     } else {
         live.clone()
     };
-    shown.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    shown.sort_by(by_time);
     let last_live = live.last().map(|m| m.id.as_str());
     let thread_views = shown
         .into_iter()
@@ -231,7 +253,7 @@ pub fn comment_view(
             run_id: message.run_id.clone(),
         })
         .collect();
-    let mut events: Vec<&StatusEventRecord> = thread.events.iter().collect();
+    let mut events = events.to_vec();
     events.sort_by_key(|event| event.seq);
     CommentView {
         id: comment.id.clone(),
@@ -298,19 +320,19 @@ pub fn review_view(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> Revi
             .find(|run| run.id == id)
             .map(|run| run.status)
     };
-    let mut messages_by_comment: HashMap<&str, Vec<MessageRecord>> = HashMap::new();
+    let mut messages_by_comment: HashMap<&str, Vec<&MessageRecord>> = HashMap::new();
     for message in &state.messages {
         messages_by_comment
             .entry(message.comment_id.as_str())
             .or_default()
-            .push(message.clone());
+            .push(message);
     }
-    let mut events_by_comment: HashMap<&str, Vec<StatusEventRecord>> = HashMap::new();
+    let mut events_by_comment: HashMap<&str, Vec<&StatusEventRecord>> = HashMap::new();
     for event in &state.events {
         events_by_comment
             .entry(event.comment_id.as_str())
             .or_default()
-            .push(event.clone());
+            .push(event);
     }
     let mut comments: Vec<&CommentRecord> = state
         .comments
@@ -321,16 +343,13 @@ pub fn review_view(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> Revi
     let comment_views = comments
         .into_iter()
         .map(|comment| {
-            let thread = CommentThread {
-                comment: comment.clone(),
-                messages: messages_by_comment
-                    .remove(comment.id.as_str())
-                    .unwrap_or_default(),
-                events: events_by_comment
-                    .remove(comment.id.as_str())
-                    .unwrap_or_default(),
-            };
-            comment_view(&thread, &users, &run_status, viewer)
+            let messages = messages_by_comment
+                .remove(comment.id.as_str())
+                .unwrap_or_default();
+            let events = events_by_comment
+                .remove(comment.id.as_str())
+                .unwrap_or_default();
+            thread_view(comment, &messages, &events, &users, &run_status, viewer)
         })
         .collect();
     let mut runs: Vec<&RunRecord> = state.runs.iter().collect();

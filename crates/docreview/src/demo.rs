@@ -10,8 +10,8 @@ use docreview_core::anchor::Locator;
 use docreview_core::identity::Secret;
 use docreview_core::model::{Category, CommentStatus, Quote, RunStatus, Scope, SharedKind};
 use docreview_core::service::{
-    CreateReview, FinishRun, NewComment, NewReply, NewUser, StartRun, StatusChange, VersionMode, VersionUpload,
-    service_account,
+    CreateReview, FinishRun, NewComment, NewReply, NewUser, StartRun, StatusChange, VersionMode,
+    VersionUpload, service_account,
 };
 
 pub struct Seeded {
@@ -84,17 +84,34 @@ fn person(service: &Service, account: docreview_core::model::Account) -> Actor {
 
 fn quote(exact: &str) -> Option<Locator> {
     Some(Locator {
-        quote: Some(Quote { exact: exact.into(), prefix: String::new(), suffix: String::new() }),
+        quote: Some(Quote {
+            exact: exact.into(),
+            prefix: String::new(),
+            suffix: String::new(),
+        }),
         ..Locator::default()
     })
 }
 
 fn comment(body: &str, category: Category, locator: Option<Locator>) -> NewComment {
-    NewComment { body: body.into(), category: Some(category), locator, base_comments_revision: None }
+    NewComment {
+        body: body.into(),
+        category: Some(category),
+        locator,
+        base_comments_revision: None,
+    }
 }
 
-fn create(html: &str, title: &str, mode: &str, shared_with: &[(&str, &str)]) -> anyhow::Result<CreateReview> {
-    let allowed: Vec<_> = shared_with.iter().map(|(email, role)| serde_json::json!({ "email": email, "role": role })).collect();
+fn create(
+    html: &str,
+    title: &str,
+    mode: &str,
+    shared_with: &[(&str, &str)],
+) -> anyhow::Result<CreateReview> {
+    let allowed: Vec<_> = shared_with
+        .iter()
+        .map(|(email, role)| serde_json::json!({ "email": email, "role": role }))
+        .collect();
     Ok(serde_json::from_value(serde_json::json!({
         "review": {
             "title": title,
@@ -116,72 +133,181 @@ pub async fn seed(service: &Service) -> anyhow::Result<Seeded> {
             })
             .await
     };
-    let ada = person(service, user("ada@example.com", "Ada Lovelace", true, false).await?);
-    let grace = person(service, user("grace@example.com", "Grace Hopper", false, false).await?);
-    let alan = person(service, user("alan@example.com", "Alan Turing", false, false).await?);
-    user("katherine@partner.example", "Katherine Johnson", false, true).await?;
-    let agent = Actor { account: service_account(SharedKind::Agent), credential: Credential::Shared(SharedKind::Agent) };
+    let ada = person(
+        service,
+        user("ada@example.com", "Ada Lovelace", true, false).await?,
+    );
+    let grace = person(
+        service,
+        user("grace@example.com", "Grace Hopper", false, false).await?,
+    );
+    let alan = person(
+        service,
+        user("alan@example.com", "Alan Turing", false, false).await?,
+    );
+    user(
+        "katherine@partner.example",
+        "Katherine Johnson",
+        false,
+        true,
+    )
+    .await?;
+    let agent = Actor {
+        account: service_account(SharedKind::Agent),
+        credential: Credential::Shared(SharedKind::Agent),
+    };
 
     // A design document with a discussion, then a second version that moves the anchors.
-    let design = service.create_review(&ada, create(DESIGN_V1, "Caching layer design", "link", &[])?).await?;
+    let design = service
+        .create_review(
+            &ada,
+            create(DESIGN_V1, "Caching layer design", "link", &[])?,
+        )
+        .await?;
     let id = design.review_id.as_str();
     let size = service
-        .add_comment(&grace, id, comment("64 MiB seems small for our largest tenants.", Category::Revise, quote("at most 64 MiB")))
+        .add_comment(
+            &grace,
+            id,
+            comment(
+                "64 MiB seems small for our largest tenants.",
+                Category::Revise,
+                quote("at most 64 MiB"),
+            ),
+        )
         .await?;
     service
         .reply(
             &ada,
             id,
             &size.comment.id,
-            NewReply { body: "Agreed, raising it to 128 MiB in v2.".into(), run_id: None, base_comments_revision: None },
+            NewReply {
+                body: "Agreed, raising it to 128 MiB in v2.".into(),
+                run_id: None,
+                base_comments_revision: None,
+            },
         )
         .await?;
     let cold = service
-        .add_comment(&alan, id, comment("How do we warm the cache after a deploy?", Category::Consult, quote("A cold start sends every read")))
+        .add_comment(
+            &alan,
+            id,
+            comment(
+                "How do we warm the cache after a deploy?",
+                Category::Consult,
+                quote("A cold start sends every read"),
+            ),
+        )
         .await?;
     service
-        .add_comment(&grace, id, comment("Nice: no invalidation needed.", Category::Note, quote("keyed by document id and comments revision")))
+        .add_comment(
+            &grace,
+            id,
+            comment(
+                "Nice: no invalidation needed.",
+                Category::Note,
+                quote("keyed by document id and comments revision"),
+            ),
+        )
         .await?;
     service
-        .set_status(&ada, id, &size.comment.id, StatusChange { status: CommentStatus::Closed, base_comments_revision: None })
+        .set_status(
+            &ada,
+            id,
+            &size.comment.id,
+            StatusChange {
+                status: CommentStatus::Closed,
+                base_comments_revision: None,
+            },
+        )
         .await?;
     service
         .import_version(
             &ada,
             id,
-            VersionUpload { html: DESIGN_V2.as_bytes().to_vec(), label: Some("v2".into()), mode: VersionMode::AddVersion, base_version_id: None },
+            VersionUpload {
+                html: DESIGN_V2.as_bytes().to_vec(),
+                label: Some("v2".into()),
+                mode: VersionMode::AddVersion,
+                base_version_id: None,
+            },
         )
         .await?;
     drop(cold);
 
     // A restricted incident review, shared with Grace, reviewed by an agent run.
     let incident = service
-        .create_review(&ada, create(INCIDENT, "Incident review: search outage", "restricted", &[("grace@example.com", "editor")])?)
+        .create_review(
+            &ada,
+            create(
+                INCIDENT,
+                "Incident review: search outage",
+                "restricted",
+                &[("grace@example.com", "editor")],
+            )?,
+        )
         .await?;
     let incident_id = incident.review_id.as_str();
     let run = service
-        .start_run(&agent, incident_id, StartRun { title: Some("Automated review".into()), ..StartRun::default() })
+        .start_run(
+            &agent,
+            incident_id,
+            StartRun {
+                title: Some("Automated review".into()),
+                ..StartRun::default()
+            },
+        )
         .await?;
     service
-        .add_run_comment(&agent, incident_id, &run.id, comment("Which alert fired first, if any?", Category::NeedsReview, quote("At 09:12 the search index stopped accepting writes.")))
+        .add_run_comment(
+            &agent,
+            incident_id,
+            &run.id,
+            comment(
+                "Which alert fired first, if any?",
+                Category::NeedsReview,
+                quote("At 09:12 the search index stopped accepting writes."),
+            ),
+        )
         .await?;
     service
-        .add_run_comment(&agent, incident_id, &run.id, comment("Consider an owner and a due date for each action.", Category::Add, quote("Merge segments nightly.")))
+        .add_run_comment(
+            &agent,
+            incident_id,
+            &run.id,
+            comment(
+                "Consider an owner and a due date for each action.",
+                Category::Add,
+                quote("Merge segments nightly."),
+            ),
+        )
         .await?;
     service
         .finish_run(
             &agent,
             incident_id,
             &run.id,
-            FinishRun { status: RunStatus::Completed, summary: Some("2 suggestions".into()), base_comments_revision: None },
+            FinishRun {
+                status: RunStatus::Completed,
+                summary: Some("2 suggestions".into()),
+                base_comments_revision: None,
+            },
         )
         .await?;
 
     let token = service
-        .issue_token("ada@example.com", Scope::ALL.to_vec(), Some("demo".into()), None)
+        .issue_token(
+            "ada@example.com",
+            Scope::ALL.to_vec(),
+            Some("demo".into()),
+            None,
+        )
         .await?
         .value;
-    Ok(Seeded { token, review_id: design.review_id })
+    Ok(Seeded {
+        token,
+        review_id: design.review_id,
+    })
 }
 
 pub fn print_welcome(base_url: &str, data_dir: &Path, seeded: &Seeded) {
@@ -198,6 +324,8 @@ pub fn print_welcome(base_url: &str, data_dir: &Path, seeded: &Seeded) {
     println!("  export DOCREVIEW_URL={base_url}");
     println!("  export DOCREVIEW_TOKEN={token}");
     println!("  curl -s -H \"Authorization: Bearer $DOCREVIEW_TOKEN\" $DOCREVIEW_URL/api/reviews");
-    println!("  curl -s -H \"Authorization: Bearer $DOCREVIEW_TOKEN\" $DOCREVIEW_URL/api/reviews/{review}");
+    println!(
+        "  curl -s -H \"Authorization: Bearer $DOCREVIEW_TOKEN\" $DOCREVIEW_URL/api/reviews/{review}"
+    );
     println!();
 }

@@ -22,7 +22,10 @@ async fn create_comment_reply_resolve_and_version() {
     assert_eq!(written["comment"]["anchor"]["sectionId"], "intro");
 
     let reply = ada
-        .post(&format!("/api/reviews/{id}/comments/{comment_id}/thread"), &json!({ "body": "The brown one." }))
+        .post(
+            &format!("/api/reviews/{id}/comments/{comment_id}/thread"),
+            &json!({ "body": "The brown one." }),
+        )
         .await;
     assert_eq!(reply.expect(201)["commentsRevision"], 2);
 
@@ -37,11 +40,22 @@ async fn create_comment_reply_resolve_and_version() {
     assert_eq!(resolved["comment"]["status"], "closed");
 
     let form = reqwest::multipart::Form::new()
-        .part("file", html_part(SAMPLE_HTML.replace("lazy dog", "sleepy cat").as_bytes(), "v2.html"))
+        .part(
+            "file",
+            html_part(
+                SAMPLE_HTML.replace("lazy dog", "sleepy cat").as_bytes(),
+                "v2.html",
+            ),
+        )
         .text("label", "second");
-    let updated = ada.multipart(&format!("/api/reviews/{id}/import-html"), form).await;
+    let updated = ada
+        .multipart(&format!("/api/reviews/{id}/import-html"), form)
+        .await;
     let updated = &updated.expect(201)["review"];
-    assert_eq!(updated["source"]["versions"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        updated["source"]["versions"].as_array().map(Vec::len),
+        Some(2)
+    );
     assert_eq!(updated["source"]["versions"][1]["label"], "second");
     assert_eq!(updated["comments"][0]["anchor"]["state"], "exact");
     // Adding a version re-anchors every comment: one more comment change.

@@ -31,7 +31,9 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -77,8 +79,12 @@ impl SqliteStore {
                 let _ = reply.send(committed.and(outcome));
             })
         });
-        self.writer.send(job).map_err(|_| unavailable("the writer thread has stopped"))?;
-        answer.await.map_err(|_| unavailable("the writer thread has stopped"))?
+        self.writer
+            .send(job)
+            .map_err(|_| unavailable("the writer thread has stopped"))?;
+        answer
+            .await
+            .map_err(|_| unavailable("the writer thread has stopped"))?
     }
 
     /// Runs `work` on a pooled read connection, inside one read transaction (a consistent snapshot).
@@ -88,18 +94,19 @@ impl SqliteStore {
         F: FnOnce(&rusqlite::Transaction<'_>) -> StoreResult<T> + Send + 'static,
     {
         let pool = Arc::clone(&self.readers);
-        let _permit = pool.permits.acquire().await.map_err(|_| unavailable("reader pool closed"))?;
+        let _permit = pool
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| unavailable("reader pool closed"))?;
         let worker = Arc::clone(&pool);
         tokio::task::spawn_blocking(move || {
             let mut conn = worker.take()?;
-            let outcome = conn
-                .transaction()
-                .map_err(internal)
-                .and_then(|tx| {
-                    let value = work(&tx)?;
-                    tx.finish().map_err(internal)?;
-                    Ok(value)
-                });
+            let outcome = conn.transaction().map_err(internal).and_then(|tx| {
+                let value = work(&tx)?;
+                tx.finish().map_err(internal)?;
+                Ok(value)
+            });
             worker.give_back(conn);
             outcome
         })
@@ -116,7 +123,11 @@ struct ReaderPool {
 
 impl ReaderPool {
     fn take(&self) -> StoreResult<Connection> {
-        let pooled = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
+        let pooled = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop();
         match pooled {
             Some(conn) => Ok(conn),
             None => open_connection(&self.path, true),
@@ -124,20 +135,31 @@ impl ReaderPool {
     }
 
     fn give_back(&self, conn: Connection) {
-        self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(conn);
+        self.idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(conn);
     }
 }
 
 fn open_connection(path: &Path, read_only: bool) -> StoreResult<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| StoreError::Unavailable(Box::new(e)))?;
-    conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS)).map_err(internal)?;
-    conn.pragma_update(None, "journal_mode", "WAL").map_err(internal)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|e| StoreError::Unavailable(Box::new(e)))?;
+    conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
+        .map_err(internal)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(internal)?;
     // FULL: the WAL is synced at every commit, so an acknowledged write survives power loss.
-    conn.pragma_update(None, "synchronous", "FULL").map_err(internal)?;
-    conn.pragma_update(None, "foreign_keys", "ON").map_err(internal)?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(internal)?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(internal)?;
     if read_only {
-        conn.pragma_update(None, "query_only", "ON").map_err(internal)?;
+        conn.pragma_update(None, "query_only", "ON")
+            .map_err(internal)?;
     }
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
@@ -177,7 +199,10 @@ fn write_loop(conn: &Connection, queue: &mpsc::Receiver<Job>) {
 }
 
 /// Runs one job in its own savepoint, so a job that fails leaves no trace in the batch.
-fn in_savepoint<T>(conn: &Connection, work: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
+fn in_savepoint<T>(
+    conn: &Connection,
+    work: impl FnOnce(&Connection) -> StoreResult<T>,
+) -> StoreResult<T> {
     conn.execute_batch("SAVEPOINT job").map_err(internal)?;
     match work(conn) {
         Ok(value) => {
@@ -185,7 +210,8 @@ fn in_savepoint<T>(conn: &Connection, work: impl FnOnce(&Connection) -> StoreRes
             Ok(value)
         }
         Err(error) => {
-            conn.execute_batch("ROLLBACK TO job; RELEASE job").map_err(internal)?;
+            conn.execute_batch("ROLLBACK TO job; RELEASE job")
+                .map_err(internal)?;
             Err(error)
         }
     }

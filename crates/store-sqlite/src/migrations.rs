@@ -19,7 +19,11 @@ pub fn apply(conn: &mut Connection) -> StoreResult<()> {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(internal)?;
         let applied: bool = tx
-            .query_row("SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = ?1)", [version], |row| row.get(0))
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = ?1)",
+                [version],
+                |row| row.get(0),
+            )
             .map_err(internal)?;
         if !applied {
             tx.execute_batch(sql).map_err(internal)?;

@@ -1,8 +1,8 @@
 //! Mapping between rows and the core's records.
 
 use docreview_core::model::{
-    Account, Anchor, CommentRecord, MessageRecord, ReviewRecord, RunRecord, Scope, StatusEventRecord, TokenRecord,
-    User, VersionRecord,
+    Account, Anchor, CommentRecord, MessageRecord, ReviewRecord, RunRecord, Scope,
+    StatusEventRecord, TokenRecord, User, VersionRecord,
 };
 use rusqlite::Row;
 use rusqlite::types::Type;
@@ -10,34 +10,43 @@ use rusqlite::types::Type;
 pub const REVIEW_COLUMNS: &str = "r.id, r.title, r.owner_id, r.access_mode, r.tags, r.archived, r.comments_revision, \
      r.structure_revision, r.created_at, r.updated_at, r.latest_version_id, v.source_hash, r.structure, r.project_code";
 pub const REVIEW_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_version_id";
-pub const USER_COLUMNS: &str = "u.id, u.provider, u.display_name, u.email, u.membership, u.status, u.is_admin, u.created_at";
+pub const USER_COLUMNS: &str =
+    "u.id, u.provider, u.display_name, u.email, u.membership, u.status, u.is_admin, u.created_at";
 pub const VERSION_COLUMNS: &str = "id, review_id, label, created_at, source_hash, sections";
-pub const COMMENT_COLUMNS: &str =
-    "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at";
-pub const MESSAGE_COLUMNS: &str = "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at";
+pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at";
+pub const MESSAGE_COLUMNS: &str =
+    "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at";
 pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts";
 pub const RUN_COLUMNS: &str =
     "id, review_id, kind, status, title, version_id, summary, created_by, created_at, completed_at";
-pub const TOKEN_COLUMNS: &str =
-    "t.id, t.user_id, t.name, t.hash, t.scopes, t.created_at, t.expires_at, t.last_used_at, t.revoked_at";
+pub const TOKEN_COLUMNS: &str = "t.id, t.user_id, t.name, t.hash, t.scopes, t.created_at, t.expires_at, t.last_used_at, t.revoked_at";
 
 /// A text column holding one of a closed set of words.
 fn word<T>(row: &Row<'_>, index: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
     let text: String = row.get(index)?;
     parse(&text).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(index, Type::Text, format!("unexpected value `{text}`").into())
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            Type::Text,
+            format!("unexpected value `{text}`").into(),
+        )
     })
 }
 
 fn json<T: serde::de::DeserializeOwned>(row: &Row<'_>, index: usize) -> rusqlite::Result<T> {
     let text: String = row.get(index)?;
-    serde_json::from_str(&text).map_err(|e| rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(e)))
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(e)))
 }
 
-fn optional_json<T: serde::de::DeserializeOwned>(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<T>> {
+fn optional_json<T: serde::de::DeserializeOwned>(
+    row: &Row<'_>,
+    index: usize,
+) -> rusqlite::Result<Option<T>> {
     let text: Option<String> = row.get(index)?;
     text.map(|text| {
-        serde_json::from_str(&text).map_err(|e| rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(e)))
+        serde_json::from_str(&text)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(e)))
     })
     .transpose()
 }
@@ -154,16 +163,24 @@ pub fn run(row: &Row<'_>) -> rusqlite::Result<RunRecord> {
 
 pub fn token(row: &Row<'_>) -> rusqlite::Result<TokenRecord> {
     let hash: Vec<u8> = row.get(3)?;
-    let hash: [u8; 32] = hash
-        .try_into()
-        .map_err(|_| rusqlite::Error::FromSqlConversionFailure(3, Type::Blob, "token hash is not 32 bytes".into()))?;
+    let hash: [u8; 32] = hash.try_into().map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(
+            3,
+            Type::Blob,
+            "token hash is not 32 bytes".into(),
+        )
+    })?;
     let scopes: String = row.get(4)?;
     let scopes = scopes
         .split(',')
         .filter(|s| !s.is_empty())
         .map(|s| {
             Scope::parse(s).ok_or_else(|| {
-                rusqlite::Error::FromSqlConversionFailure(4, Type::Text, format!("unknown scope `{s}`").into())
+                rusqlite::Error::FromSqlConversionFailure(
+                    4,
+                    Type::Text,
+                    format!("unknown scope `{s}`").into(),
+                )
             })
         })
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -181,5 +198,9 @@ pub fn token(row: &Row<'_>) -> rusqlite::Result<TokenRecord> {
 }
 
 pub fn scopes_text(scopes: &[Scope]) -> String {
-    scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
+    scopes
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
 }

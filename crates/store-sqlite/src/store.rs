@@ -1,11 +1,13 @@
 //! `Store` for SQLite: every method is one read snapshot or one group-committed write.
 
 use docreview_core::model::{
-    Account, AccessGrant, CommentRecord, CommentThread, GrantRole, MessageRecord, Millis, ProjectRecord, ReviewHead,
-    ReviewState, ReviewSummaryRecord, RunRecord, TokenRecord, User, VersionRecord,
+    AccessGrant, Account, CommentRecord, CommentThread, GrantRole, MessageRecord, Millis,
+    ProjectRecord, ReviewHead, ReviewState, ReviewSummaryRecord, RunRecord, TokenRecord, User,
+    VersionRecord,
 };
 use docreview_core::store::{
-    CommentsWrite, NewReview, ReviewQuery, Revisions, Store, StoreError, StoreResult, VersionWrite, Visibility,
+    CommentsWrite, NewReview, ReviewQuery, Revisions, Store, StoreError, StoreResult, VersionWrite,
+    Visibility,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -32,14 +34,20 @@ fn query_all<T>(
 }
 
 fn head(conn: &Connection, review_id: &str) -> StoreResult<Option<ReviewHead>> {
-    let sql = format!("SELECT {} FROM {} WHERE r.id = ?1", rows::REVIEW_COLUMNS, rows::REVIEW_FROM);
+    let sql = format!(
+        "SELECT {} FROM {} WHERE r.id = ?1",
+        rows::REVIEW_COLUMNS,
+        rows::REVIEW_FROM
+    );
     let review = conn
         .prepare_cached(&sql)
         .map_err(internal)?
         .query_row([review_id], |row| rows::review(row, 0))
         .optional()
         .map_err(internal)?;
-    let Some(review) = review else { return Ok(None) };
+    let Some(review) = review else {
+        return Ok(None);
+    };
     let grants = query_all(
         conn,
         "SELECT email, role FROM review_access WHERE review_id = ?1 ORDER BY email",
@@ -116,7 +124,11 @@ fn upsert_run(conn: &Connection, r: &RunRecord) -> StoreResult<()> {
     Ok(())
 }
 
-fn insert_account(conn: &Connection, a: &Account, password_hash: Option<&str>) -> rusqlite::Result<usize> {
+fn insert_account(
+    conn: &Connection,
+    a: &Account,
+    password_hash: Option<&str>,
+) -> rusqlite::Result<usize> {
     conn.prepare_cached(
         "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -135,7 +147,10 @@ fn insert_account(conn: &Connection, a: &Account, password_hash: Option<&str>) -
 }
 
 fn account_where(conn: &Connection, condition: &str, value: &str) -> StoreResult<Option<Account>> {
-    let sql = format!("SELECT {} FROM users u WHERE {condition}", rows::USER_COLUMNS);
+    let sql = format!(
+        "SELECT {} FROM users u WHERE {condition}",
+        rows::USER_COLUMNS
+    );
     conn.prepare_cached(&sql)
         .map_err(internal)?
         .query_row([value], |row| rows::account(row, 0))
@@ -145,7 +160,11 @@ fn account_where(conn: &Connection, condition: &str, value: &str) -> StoreResult
 
 #[async_trait::async_trait]
 impl Store for SqliteStore {
-    async fn create_account(&self, account: Account, password_hash: Option<String>) -> StoreResult<()> {
+    async fn create_account(
+        &self,
+        account: Account,
+        password_hash: Option<String>,
+    ) -> StoreResult<()> {
         self.write(move |conn| {
             insert_account(conn, &account, password_hash.as_deref()).map_err(unique("user"))?;
             Ok(())
@@ -156,7 +175,11 @@ impl Store for SqliteStore {
     async fn ensure_account(&self, account: Account) -> StoreResult<()> {
         self.write(move |conn| {
             let exists: bool = conn
-                .query_row("SELECT EXISTS (SELECT 1 FROM users WHERE id = ?1)", [&account.user.id], |row| row.get(0))
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM users WHERE id = ?1)",
+                    [&account.user.id],
+                    |row| row.get(0),
+                )
                 .map_err(internal)?;
             if !exists {
                 insert_account(conn, &account, None).map_err(unique("user"))?;
@@ -168,12 +191,14 @@ impl Store for SqliteStore {
 
     async fn account_by_email(&self, email: &str) -> StoreResult<Option<Account>> {
         let email = email.to_lowercase();
-        self.read(move |tx| account_where(tx, "u.email = ?1", &email)).await
+        self.read(move |tx| account_where(tx, "u.email = ?1", &email))
+            .await
     }
 
     async fn account_by_id(&self, id: &str) -> StoreResult<Option<Account>> {
         let id = id.to_string();
-        self.read(move |tx| account_where(tx, "u.id = ?1", &id)).await
+        self.read(move |tx| account_where(tx, "u.id = ?1", &id))
+            .await
     }
 
     async fn insert_token(&self, token: TokenRecord) -> StoreResult<()> {
@@ -210,7 +235,9 @@ impl Store for SqliteStore {
             );
             tx.prepare_cached(&sql)
                 .map_err(internal)?
-                .query_row([hash], |row| Ok((rows::token(row)?, rows::account(row, 9)?)))
+                .query_row([hash], |row| {
+                    Ok((rows::token(row)?, rows::account(row, 9)?))
+                })
                 .optional()
                 .map_err(internal)
         })
@@ -281,35 +308,52 @@ impl Store for SqliteStore {
     async fn review_state(&self, review_id: &str) -> StoreResult<Option<ReviewState>> {
         let review_id = review_id.to_string();
         self.read(move |tx| {
-            let Some(head) = head(tx, &review_id)? else { return Ok(None) };
+            let Some(head) = head(tx, &review_id)? else {
+                return Ok(None);
+            };
             let id = review_id.as_str();
             let versions = query_all(
                 tx,
-                &format!("SELECT {} FROM versions WHERE review_id = ?1 ORDER BY seq", rows::VERSION_COLUMNS),
+                &format!(
+                    "SELECT {} FROM versions WHERE review_id = ?1 ORDER BY seq",
+                    rows::VERSION_COLUMNS
+                ),
                 [id],
                 rows::version,
             )?;
             let comments = query_all(
                 tx,
-                &format!("SELECT {} FROM comments WHERE review_id = ?1", rows::COMMENT_COLUMNS),
+                &format!(
+                    "SELECT {} FROM comments WHERE review_id = ?1",
+                    rows::COMMENT_COLUMNS
+                ),
                 [id],
                 rows::comment,
             )?;
             let messages = query_all(
                 tx,
-                &format!("SELECT {} FROM messages WHERE review_id = ?1", rows::MESSAGE_COLUMNS),
+                &format!(
+                    "SELECT {} FROM messages WHERE review_id = ?1",
+                    rows::MESSAGE_COLUMNS
+                ),
                 [id],
                 rows::message,
             )?;
             let events = query_all(
                 tx,
-                &format!("SELECT {} FROM status_events WHERE review_id = ?1", rows::EVENT_COLUMNS),
+                &format!(
+                    "SELECT {} FROM status_events WHERE review_id = ?1",
+                    rows::EVENT_COLUMNS
+                ),
                 [id],
                 rows::event,
             )?;
             let runs = query_all(
                 tx,
-                &format!("SELECT {} FROM runs WHERE review_id = ?1", rows::RUN_COLUMNS),
+                &format!(
+                    "SELECT {} FROM runs WHERE review_id = ?1",
+                    rows::RUN_COLUMNS
+                ),
                 [id],
                 rows::run,
             )?;
@@ -323,7 +367,15 @@ impl Store for SqliteStore {
                 [id],
                 |row| rows::user(row, 0),
             )?;
-            Ok(Some(ReviewState { head, versions, comments, messages, events, runs, users }))
+            Ok(Some(ReviewState {
+                head,
+                versions,
+                comments,
+                messages,
+                events,
+                runs,
+                users,
+            }))
         })
         .await
     }
@@ -391,16 +443,26 @@ impl Store for SqliteStore {
     async fn versions(&self, review_id: &str) -> StoreResult<Vec<VersionRecord>> {
         let review_id = review_id.to_string();
         self.read(move |tx| {
-            let sql = format!("SELECT {} FROM versions WHERE review_id = ?1 ORDER BY seq", rows::VERSION_COLUMNS);
+            let sql = format!(
+                "SELECT {} FROM versions WHERE review_id = ?1 ORDER BY seq",
+                rows::VERSION_COLUMNS
+            );
             query_all(tx, &sql, [review_id], rows::version)
         })
         .await
     }
 
-    async fn version(&self, review_id: &str, version_id: &str) -> StoreResult<Option<VersionRecord>> {
+    async fn version(
+        &self,
+        review_id: &str,
+        version_id: &str,
+    ) -> StoreResult<Option<VersionRecord>> {
         let (review_id, version_id) = (review_id.to_string(), version_id.to_string());
         self.read(move |tx| {
-            let sql = format!("SELECT {} FROM versions WHERE review_id = ?1 AND id = ?2", rows::VERSION_COLUMNS);
+            let sql = format!(
+                "SELECT {} FROM versions WHERE review_id = ?1 AND id = ?2",
+                rows::VERSION_COLUMNS
+            );
             tx.prepare_cached(&sql)
                 .map_err(internal)?
                 .query_row([review_id, version_id], rows::version)
@@ -410,13 +472,22 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn version_html(&self, review_id: &str, version_id: &str) -> StoreResult<Option<(VersionRecord, Vec<u8>)>> {
+    async fn version_html(
+        &self,
+        review_id: &str,
+        version_id: &str,
+    ) -> StoreResult<Option<(VersionRecord, Vec<u8>)>> {
         let (review_id, version_id) = (review_id.to_string(), version_id.to_string());
         self.read(move |tx| {
-            let sql = format!("SELECT {}, html FROM versions WHERE review_id = ?1 AND id = ?2", rows::VERSION_COLUMNS);
+            let sql = format!(
+                "SELECT {}, html FROM versions WHERE review_id = ?1 AND id = ?2",
+                rows::VERSION_COLUMNS
+            );
             tx.prepare_cached(&sql)
                 .map_err(internal)?
-                .query_row([review_id, version_id], |row| Ok((rows::version(row)?, row.get::<_, Vec<u8>>(6)?)))
+                .query_row([review_id, version_id], |row| {
+                    Ok((rows::version(row)?, row.get::<_, Vec<u8>>(6)?))
+                })
                 .optional()
                 .map_err(internal)
         })
@@ -482,48 +553,69 @@ impl Store for SqliteStore {
     async fn project(&self, code: &str) -> StoreResult<Option<ProjectRecord>> {
         let code = code.to_string();
         self.read(move |tx| {
-            tx.prepare_cached("SELECT code, name, company, status, in_snapshot FROM projects WHERE code = ?1")
-                .map_err(internal)?
-                .query_row([code], |row| {
-                    let status: String = row.get(3)?;
-                    Ok(ProjectRecord {
-                        code: row.get(0)?,
-                        name: row.get(1)?,
-                        company: row.get(2)?,
-                        active: status == "active",
-                        in_snapshot: row.get(4)?,
-                    })
+            tx.prepare_cached(
+                "SELECT code, name, company, status, in_snapshot FROM projects WHERE code = ?1",
+            )
+            .map_err(internal)?
+            .query_row([code], |row| {
+                let status: String = row.get(3)?;
+                Ok(ProjectRecord {
+                    code: row.get(0)?,
+                    name: row.get(1)?,
+                    company: row.get(2)?,
+                    active: status == "active",
+                    in_snapshot: row.get(4)?,
                 })
-                .optional()
-                .map_err(internal)
+            })
+            .optional()
+            .map_err(internal)
         })
         .await
     }
 
-    async fn comment_thread(&self, review_id: &str, comment_id: &str) -> StoreResult<Option<CommentThread>> {
+    async fn comment_thread(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+    ) -> StoreResult<Option<CommentThread>> {
         let (review_id, comment_id) = (review_id.to_string(), comment_id.to_string());
         self.read(move |tx| {
-            let sql = format!("SELECT {} FROM comments WHERE review_id = ?1 AND id = ?2", rows::COMMENT_COLUMNS);
+            let sql = format!(
+                "SELECT {} FROM comments WHERE review_id = ?1 AND id = ?2",
+                rows::COMMENT_COLUMNS
+            );
             let comment = tx
                 .prepare_cached(&sql)
                 .map_err(internal)?
                 .query_row([&review_id, &comment_id], rows::comment)
                 .optional()
                 .map_err(internal)?;
-            let Some(comment) = comment else { return Ok(None) };
+            let Some(comment) = comment else {
+                return Ok(None);
+            };
             let messages = query_all(
                 tx,
-                &format!("SELECT {} FROM messages WHERE comment_id = ?1", rows::MESSAGE_COLUMNS),
+                &format!(
+                    "SELECT {} FROM messages WHERE comment_id = ?1",
+                    rows::MESSAGE_COLUMNS
+                ),
                 [&comment_id],
                 rows::message,
             )?;
             let events = query_all(
                 tx,
-                &format!("SELECT {} FROM status_events WHERE comment_id = ?1 ORDER BY seq", rows::EVENT_COLUMNS),
+                &format!(
+                    "SELECT {} FROM status_events WHERE comment_id = ?1 ORDER BY seq",
+                    rows::EVENT_COLUMNS
+                ),
                 [&comment_id],
                 rows::event,
             )?;
-            Ok(Some(CommentThread { comment, messages, events }))
+            Ok(Some(CommentThread {
+                comment,
+                messages,
+                events,
+            }))
         })
         .await
     }
@@ -531,7 +623,10 @@ impl Store for SqliteStore {
     async fn live_comments(&self, review_id: &str) -> StoreResult<Vec<CommentRecord>> {
         let review_id = review_id.to_string();
         self.read(move |tx| {
-            let sql = format!("SELECT {} FROM comments WHERE review_id = ?1 AND deleted_at IS NULL", rows::COMMENT_COLUMNS);
+            let sql = format!(
+                "SELECT {} FROM comments WHERE review_id = ?1 AND deleted_at IS NULL",
+                rows::COMMENT_COLUMNS
+            );
             query_all(tx, &sql, [review_id], rows::comment)
         })
         .await
@@ -541,9 +636,15 @@ impl Store for SqliteStore {
         let ids = ids.to_vec();
         self.read(move |tx| {
             let mut users = Vec::with_capacity(ids.len());
-            let mut statement = tx.prepare_cached("SELECT id, provider, display_name FROM users WHERE id = ?1").map_err(internal)?;
+            let mut statement = tx
+                .prepare_cached("SELECT id, provider, display_name FROM users WHERE id = ?1")
+                .map_err(internal)?;
             for id in &ids {
-                if let Some(user) = statement.query_row([id], |row| rows::user(row, 0)).optional().map_err(internal)? {
+                if let Some(user) = statement
+                    .query_row([id], |row| rows::user(row, 0))
+                    .optional()
+                    .map_err(internal)?
+                {
                     users.push(user);
                 }
             }
@@ -602,7 +703,10 @@ impl Store for SqliteStore {
     async fn run(&self, review_id: &str, run_id: &str) -> StoreResult<Option<RunRecord>> {
         let (review_id, run_id) = (review_id.to_string(), run_id.to_string());
         self.read(move |tx| {
-            let sql = format!("SELECT {} FROM runs WHERE review_id = ?1 AND id = ?2", rows::RUN_COLUMNS);
+            let sql = format!(
+                "SELECT {} FROM runs WHERE review_id = ?1 AND id = ?2",
+                rows::RUN_COLUMNS
+            );
             tx.prepare_cached(&sql)
                 .map_err(internal)?
                 .query_row([review_id, run_id], rows::run)
@@ -612,18 +716,28 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn run_items(&self, review_id: &str, run_id: &str) -> StoreResult<(Vec<CommentRecord>, Vec<MessageRecord>)> {
+    async fn run_items(
+        &self,
+        review_id: &str,
+        run_id: &str,
+    ) -> StoreResult<(Vec<CommentRecord>, Vec<MessageRecord>)> {
         let (review_id, run_id) = (review_id.to_string(), run_id.to_string());
         self.read(move |tx| {
             let comments = query_all(
                 tx,
-                &format!("SELECT {} FROM comments WHERE review_id = ?1 AND run_id = ?2", rows::COMMENT_COLUMNS),
+                &format!(
+                    "SELECT {} FROM comments WHERE review_id = ?1 AND run_id = ?2",
+                    rows::COMMENT_COLUMNS
+                ),
                 [&review_id, &run_id],
                 rows::comment,
             )?;
             let messages = query_all(
                 tx,
-                &format!("SELECT {} FROM messages WHERE review_id = ?1 AND run_id = ?2", rows::MESSAGE_COLUMNS),
+                &format!(
+                    "SELECT {} FROM messages WHERE review_id = ?1 AND run_id = ?2",
+                    rows::MESSAGE_COLUMNS
+                ),
                 [&review_id, &run_id],
                 rows::message,
             )?;

@@ -180,49 +180,54 @@ fn search_single(
 }
 
 /// Hyyrö's block version with Ukkonen's cut-off, for patterns longer than 64 chars.
+///
+/// Only the score at the last row of the lowest active block `y` is kept; the one above
+/// it, needed when `y` is dropped, follows from block `y`'s vertical deltas. This keeps
+/// the per-block work to the bit operations themselves.
 fn search_blocks(
     pattern: &Pattern,
     text: &str,
     max_errors: usize,
     mut report: impl FnMut(usize, usize),
 ) {
+    const FULL: u64 = 1 << 63;
     let blocks = pattern.blocks;
     let last = blocks - 1;
+    let last_mask = pattern.last_row_mask(last);
+    let mask_of = |b: usize| if b == last { last_mask } else { FULL };
     let k = max_errors as i64;
     let mut state = vec![Block::FRESH; blocks];
-    // Edit distance at the last row of each block in the current column.
-    let mut score: Vec<i64> = (0..blocks)
-        .map(|b| (b * W + pattern.block_rows(b)) as i64)
-        .collect();
-    let masks: Vec<u64> = (0..blocks).map(|b| pattern.last_row_mask(b)).collect();
-    // Lowest block that may still hold a score within the limit.
     let mut y = max_errors.div_ceil(W).saturating_sub(1).min(last);
+    // Edit distance at the last row of block y in the current column.
+    let mut score = (y * W + pattern.block_rows(y)) as i64;
     for (i, row) in pattern.rows(text).enumerate() {
         let eq = &pattern.peq[row * blocks..(row + 1) * blocks];
         let mut carry = 0i32;
         // Zipped slices rather than indexing: no bounds checks in the hot loop.
-        let active = state[..=y]
-            .iter_mut()
-            .zip(&eq[..=y])
-            .zip(masks[..=y].iter().zip(&mut score[..=y]));
-        for ((block, &e), (&mask, block_score)) in active {
-            carry = block.advance(e, carry, mask);
-            *block_score += i64::from(carry);
+        for (block, &e) in state[..y].iter_mut().zip(&eq[..y]) {
+            carry = block.advance(e, carry, FULL);
         }
-        if y < last && score[y] - i64::from(carry) <= k && (eq[y + 1] & 1 != 0 || carry < 0) {
+        carry = state[y].advance(eq[y], carry, mask_of(y));
+        score += i64::from(carry);
+        if y < last && score - i64::from(carry) <= k && (eq[y + 1] & 1 != 0 || carry < 0) {
             // The block below may now reach the limit: bring it in, assuming its previous
             // column was the maximal (all +1) one, which over-estimates only scores > k.
             y += 1;
             state[y] = Block::FRESH;
-            let prev = score[y - 1] - i64::from(carry) + pattern.block_rows(y) as i64;
-            score[y] = prev + i64::from(state[y].advance(eq[y], carry, masks[y]));
+            let prev = score - i64::from(carry) + pattern.block_rows(y) as i64;
+            score = prev + i64::from(state[y].advance(eq[y], carry, mask_of(y)));
         } else {
-            while y > 0 && score[y] >= k + W as i64 {
+            while y > 0 && score >= k + W as i64 {
+                let rows = pattern.block_rows(y);
+                let in_block = if rows == W { !0 } else { (1u64 << rows) - 1 };
+                let Block { pv, mv } = state[y];
+                score -= i64::from((pv & in_block).count_ones())
+                    - i64::from((mv & in_block).count_ones());
                 y -= 1;
             }
         }
-        if y == last && score[last] <= k {
-            report(i + 1, score[last] as usize);
+        if y == last && score <= k {
+            report(i + 1, score as usize);
         }
     }
 }
@@ -272,7 +277,8 @@ pub fn anchored_similarity(
         return 1.0;
     }
     let pattern = Pattern::new(&expected);
-    // Beyond len + len/2 chars every extra char costs at least one more edit than it can save.
+    // An alignment reading more chars has over len/2 insertions, so stopping here can only
+    // understate similarities that are below 0.5 anyway.
     let limit = expected.len() + expected.len() / 2 + 1;
     let (edits, _) = best_anchored_prefixes(&pattern, actual.take(limit));
     1.0 - edits as f64 / expected.len() as f64
@@ -414,7 +420,11 @@ mod tests {
             let want = (0..=chars.len())
                 .map(|t| (t, lev(&pattern_str, &chars[..t].iter().collect::<String>())))
                 .collect::<Vec<_>>();
-            let fewest = want.iter().map(|&(_, d)| d).min().unwrap();
+            let fewest = want
+                .iter()
+                .map(|&(_, d)| d)
+                .min()
+                .expect("t = 0 is always a candidate");
             let want = (
                 fewest,
                 want.iter()

@@ -412,6 +412,19 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_markup_does_not_overflow() {
+        let depth = 5_000;
+        let html = format!(
+            "{}<h3>deep</h3>x{}",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        );
+        let doc = extract(&html);
+        assert_eq!(doc.text, "deepx");
+        assert_eq!((doc.headings[0].start, doc.headings[0].end), (0, 5));
+    }
+
+    #[test]
     fn slug_rules() {
         assert_eq!(slug("Hello, World!"), "hello-world");
         assert_eq!(slug("  a - b  "), "a-b");

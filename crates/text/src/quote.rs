@@ -5,7 +5,8 @@
 //! edit-distance search of the quote and are ranked by quote similarity first, then by
 //! how well the surrounding text agrees with prefix and suffix, then by closeness to the
 //! expected position. Both searches look around the position hint before scanning the
-//! whole text, because most quotes move little between versions.
+//! whole text, because most quotes move little between versions; the approximate one
+//! also tries the places where pieces of the quote or its context still occur exactly.
 
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,11 @@ const MAX_SCORED_CONTEXT: usize = 64;
 /// At most this many approximate candidates (the ones with fewest errors) are scored.
 /// Only repetitive texts produce more, and then the extra ones are no better.
 const MAX_CANDIDATES: usize = 64;
+
+/// Longest quote (code points) searched approximately. The search costs about
+/// `len / 128` word operations per text char, so this bounds a whole-text search of a
+/// 1 MB text to a few hundred milliseconds; longer quotes re-anchor only exactly.
+const MAX_FUZZY_LEN: usize = 8192;
 
 /// Seeds are exact pieces of the quote (and of its context) of this many code points:
 /// long enough to be selective, short enough that light edits leave some intact.
@@ -133,11 +139,12 @@ pub fn find_exact(text: &IndexedText, quote: &TextQuote, hint: Option<usize>) ->
     let hint = hint.map(|h| h.min(text.char_len()));
 
     if let Some(h) = hint {
-        let from = text.char_to_byte(h.saturating_sub(HINT_WINDOW));
-        let to = text.char_to_byte(h.saturating_add(HINT_WINDOW + exact_len));
+        // Symmetric, so that occurrences outside (farther than `reach`) are farther from the
+        // hint than any inside: one inside with full context agreement cannot be beaten.
+        let reach = HINT_WINDOW + exact_len;
+        let from = text.char_to_byte(h.saturating_sub(reach));
+        let to = text.char_to_byte(h.saturating_add(reach));
         let best = best_exact(text, quote, &finder, hint, from, to);
-        // Occurrences outside the window are farther from the hint than any inside it,
-        // so one inside with full context agreement cannot be beaten.
         let whole_text = from == 0 && to == text.as_str().len();
         if whole_text || best.is_some_and(|c: ExactCandidate| c.context == full_context) {
             return best.map(|c| exact_match(c.start, exact_len));
@@ -155,7 +162,7 @@ fn exact_match(start: usize, len: usize) -> TextMatch {
     }
 }
 
-/// The best exact occurrence starting in bytes `from..to` (overlapping ones included).
+/// The best exact occurrence starting at a byte in `from..=to` (overlapping ones included).
 fn best_exact(
     text: &IndexedText,
     quote: &TextQuote,
@@ -210,19 +217,22 @@ fn common_prefix_len(a: impl Iterator<Item = char>, b: impl Iterator<Item = char
 /// (see [`find_exact`]), else the best approximate match, else `None` (orphaned).
 ///
 /// Approximate rule: candidates are substrings within [`max_errors`] edits (Levenshtein:
-/// substitutions, insertions, deletions) of `exact`, searched near the hint first and in the
-/// whole text only when nothing acceptable is near. Each is scored
-/// `(50·q + 20·p + 20·s + 2·h) / 92` with `q = 1 - errors/len(exact)`, `p`/`s` the
-/// similarity of the adjoining text to prefix/suffix (1 when that context is empty),
-/// `h = 1 - |start - hint| / len(text)` (1 without hint). The best candidate is accepted
-/// when its score is at least 0.72, which rejects chance look-alikes of deleted passages.
+/// substitutions, insertions, deletions; `max(1, len/4)`, below `len`) of `exact`. They are
+/// searched within 8192 code points of the hint first, then around exact occurrences of
+/// pieces of the quote and its context, and in the whole text only when neither yields an
+/// acceptable match. Each is scored `(50·q + 20·p + 20·s + 2·h) / 92` with
+/// `q = 1 - errors/len(exact)`, `p`/`s` the similarity of the adjoining text to
+/// prefix/suffix (1 when that context is empty), `h = 1 - |start - hint| / len(text)`
+/// (1 without hint). The best candidate is accepted when its score is at least 0.72, which
+/// rejects chance look-alikes of deleted passages. Quotes longer than 8192 code points
+/// are only re-anchored exactly, to bound the cost.
 pub fn reanchor(text: &IndexedText, quote: &TextQuote, hint: Option<usize>) -> Option<TextMatch> {
     if let Some(found) = find_exact(text, quote, hint) {
         return Some(found);
     }
     let exact: Vec<char> = quote.exact.chars().collect();
     let k = max_errors(exact.len());
-    if exact.is_empty() || k == 0 {
+    if exact.is_empty() || k == 0 || exact.len() > MAX_FUZZY_LEN {
         return None;
     }
     let matcher = Approx::new(text, quote, &exact, k, hint);
@@ -733,6 +743,23 @@ mod tests {
             QUOTE_CONTEXT,
         );
         assert_eq!(reanchor(&new, &q, Some(start)), None);
+
+        // A similar sentence survives elsewhere, within the error allowance of the deleted
+        // one; its context gives it away.
+        let deleted = "the quarterly budget was approved by the board in March";
+        let similar = "the quarterly budget was rejected by the board in May";
+        let old = IndexedText::new(format!("{before} {deleted}. {after} {similar}."));
+        let start = char_index(old.as_str(), deleted);
+        let q = quote_at(&old, start, start + deleted.chars().count(), QUOTE_CONTEXT);
+        let new = IndexedText::new(format!("{before} {after} {similar}."));
+        let similar_at = char_index(new.as_str(), similar);
+        let probe = quote("", deleted, "");
+        assert_eq!(
+            reanchor(&new, &probe, None).map(|m| m.start),
+            Some(similar_at),
+            "without context the look-alike is accepted"
+        );
+        assert_eq!(reanchor(&new, &q, Some(start)), None);
     }
 
     #[test]
@@ -778,6 +805,21 @@ mod tests {
             reanchor(&new, &q, Some(new.char_len())),
             fuzzy(start, start + 4000)
         );
+    }
+
+    #[test]
+    fn reanchor_overlong_quote_is_exact_only() {
+        let old_text = prose(10, 3000);
+        let old = IndexedText::new(old_text.clone());
+        let q = quote_at(&old, 100, 100 + MAX_FUZZY_LEN + 1, QUOTE_CONTEXT);
+        assert_eq!(
+            reanchor(&old, &q, Some(100)),
+            exact(100, 101 + MAX_FUZZY_LEN)
+        );
+        let mut chars: Vec<char> = old_text.chars().collect();
+        chars[5000] = '#';
+        let new = IndexedText::new(chars.into_iter().collect());
+        assert_eq!(reanchor(&new, &q, Some(100)), None);
     }
 
     #[test]

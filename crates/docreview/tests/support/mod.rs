@@ -36,7 +36,10 @@ impl Server {
             child: None,
             base: String::new(),
             data_dir,
-            extra_env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            extra_env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         };
         server.spawn();
         server
@@ -74,7 +77,10 @@ impl Server {
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
         let base = loop {
-            let line = lines.next().expect("server exited before listening").expect("read stdout");
+            let line = lines
+                .next()
+                .expect("server exited before listening")
+                .expect("read stdout");
             if let Some(address) = line.strip_prefix("docreview listening on ") {
                 break address.trim().to_string();
             }
@@ -101,7 +107,11 @@ impl Server {
 
     /// Runs `docreview admin …` against this server's database.
     pub fn admin(&self, args: &[&str]) -> std::process::Output {
-        self.command().arg("admin").args(args).output().expect("run docreview admin")
+        self.command()
+            .arg("admin")
+            .args(args)
+            .output()
+            .expect("run docreview admin")
     }
 
     /// Creates a user and returns their id. `flags` may hold `--admin`, `--external`.
@@ -109,8 +119,15 @@ impl Server {
         let mut args = vec!["create-user", "--email", email, "--name", name];
         args.extend_from_slice(flags);
         let output = self.admin(&args);
-        assert!(output.status.success(), "create-user failed: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).expect("utf8").trim().to_string()
+        assert!(
+            output.status.success(),
+            "create-user failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .expect("utf8")
+            .trim()
+            .to_string()
     }
 
     /// Issues a personal token (scopes comma-separated, "" for the default).
@@ -120,8 +137,15 @@ impl Server {
             args.extend_from_slice(&["--scopes", scopes]);
         }
         let output = self.admin(&args);
-        assert!(output.status.success(), "issue-token failed: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).expect("utf8").trim().to_string()
+        assert!(
+            output.status.success(),
+            "issue-token failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .expect("utf8")
+            .trim()
+            .to_string()
     }
 
     /// A new user with a token holding `scopes`.
@@ -131,7 +155,11 @@ impl Server {
     }
 
     pub fn client(&self, token: Option<&str>) -> Client {
-        Client { http: reqwest::Client::new(), base: self.base.clone(), token: token.map(str::to_string) }
+        Client {
+            http: reqwest::Client::new(),
+            base: self.base.clone(),
+            token: token.map(str::to_string),
+        }
     }
 
     pub fn agent(&self) -> Client {
@@ -177,24 +205,47 @@ impl Reply {
     /// Asserts the status and returns the JSON body.
     #[track_caller]
     pub fn expect(&self, status: u16) -> &Value {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.text);
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.text
+        );
         &self.json
     }
 
     /// Asserts an error reply: status, `error` code, and the body's `status` and `message`.
     #[track_caller]
     pub fn expect_error(&self, status: u16, code: &str) -> &Value {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.text);
-        assert_eq!(self.json["error"], code, "unexpected error code; body: {}", self.text);
-        assert_eq!(self.json["status"], status, "error body status; body: {}", self.text);
-        assert!(self.json["message"].is_string(), "error body needs a message: {}", self.text);
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.text
+        );
+        assert_eq!(
+            self.json["error"], code,
+            "unexpected error code; body: {}",
+            self.text
+        );
+        assert_eq!(
+            self.json["status"], status,
+            "error body status; body: {}",
+            self.text
+        );
+        assert!(
+            self.json["message"].is_string(),
+            "error body needs a message: {}",
+            self.text
+        );
         &self.json
     }
 }
 
 impl Client {
     pub fn with_token(&self, token: Option<&str>) -> Client {
-        Client { token: token.map(str::to_string), ..self.clone() }
+        Client {
+            token: token.map(str::to_string),
+            ..self.clone()
+        }
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
@@ -206,17 +257,28 @@ impl Client {
     }
 
     pub async fn send(&self, builder: reqwest::RequestBuilder) -> Reply {
-        let response = builder.send().await.expect("request failed (connection dropped?)");
+        let response = builder
+            .send()
+            .await
+            .expect("request failed (connection dropped?)");
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let text = response.text().await.expect("read body");
         let json = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply { status, headers, text, json }
+        Reply {
+            status,
+            headers,
+            text,
+            json,
+        }
     }
 
     /// A request builder with this client's token, for unusual requests.
     pub fn raw(&self, method: &str, path: &str) -> reqwest::RequestBuilder {
-        self.request(reqwest::Method::from_bytes(method.as_bytes()).expect("method"), path)
+        self.request(
+            reqwest::Method::from_bytes(method.as_bytes()).expect("method"),
+            path,
+        )
     }
 
     pub async fn get(&self, path: &str) -> Reply {
@@ -224,11 +286,13 @@ impl Client {
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> Reply {
-        self.send(self.request(reqwest::Method::POST, path).json(body)).await
+        self.send(self.request(reqwest::Method::POST, path).json(body))
+            .await
     }
 
     pub async fn patch(&self, path: &str, body: &Value) -> Reply {
-        self.send(self.request(reqwest::Method::PATCH, path).json(body)).await
+        self.send(self.request(reqwest::Method::PATCH, path).json(body))
+            .await
     }
 
     pub async fn delete(&self, path: &str) -> Reply {
@@ -236,13 +300,17 @@ impl Client {
     }
 
     pub async fn multipart(&self, path: &str, form: reqwest::multipart::Form) -> Reply {
-        self.send(self.request(reqwest::Method::POST, path).multipart(form)).await
+        self.send(self.request(reqwest::Method::POST, path).multipart(form))
+            .await
     }
 
     /// Creates a review from HTML through the JSON endpoint; returns the Review object.
     pub async fn create_review(&self, title: &str, html: &str) -> Value {
         let reply = self
-            .post("/api/reviews", &serde_json::json!({ "review": { "title": title, "source": { "html": html } } }))
+            .post(
+                "/api/reviews",
+                &serde_json::json!({ "review": { "title": title, "source": { "html": html } } }),
+            )
             .await;
         reply.expect(201)["review"].clone()
     }
@@ -261,7 +329,10 @@ impl Client {
 
 /// A file part for multipart uploads.
 pub fn html_part(html: &[u8], file_name: &str) -> reqwest::multipart::Part {
-    reqwest::multipart::Part::bytes(html.to_vec()).file_name(file_name.to_string()).mime_str("text/html").expect("mime")
+    reqwest::multipart::Part::bytes(html.to_vec())
+        .file_name(file_name.to_string())
+        .mime_str("text/html")
+        .expect("mime")
 }
 
 pub const SAMPLE_HTML: &str = "<!doctype html><html><head><title>Sample</title><script>var x = 1;</script></head>\

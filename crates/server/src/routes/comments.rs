@@ -7,11 +7,11 @@ use axum::routing::{patch, post};
 use axum::{Json, Router};
 use docreview_core::service::{NewComment, NewReply, Reanchor, StatusChange, TextEdit};
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, ApiQuery, Authorized, op};
+use crate::routes::RevisionBody;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -83,7 +83,10 @@ async fn cancel(
             query.base_comments_revision,
         )
         .await?;
-    Ok(Json(json!({ "commentsRevision": revision })).into_response())
+    Ok(Json(RevisionBody {
+        comments_revision: revision,
+    })
+    .into_response())
 }
 
 async fn reanchor(
@@ -141,7 +144,10 @@ async fn cancel_reply(
             query.base_comments_revision,
         )
         .await?;
-    Ok(Json(json!({ "commentsRevision": revision })).into_response())
+    Ok(Json(RevisionBody {
+        comments_revision: revision,
+    })
+    .into_response())
 }
 
 async fn set_status(

@@ -7,11 +7,11 @@ use axum::routing::post;
 use axum::{Json, Router};
 use docreview_core::Error;
 use docreview_core::service::{HtmlUpload, VersionMode, VersionUpload};
-use serde_json::json;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{ApiPath, Authorized, op, unsupported_media_type};
+use crate::routes::ReviewBody;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -45,7 +45,7 @@ async fn import_document(
         tags,
     };
     let review = state.service.import_html(&actor, upload).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "review": review }))).into_response())
+    Ok((StatusCode::CREATED, Json(ReviewBody { review })).into_response())
 }
 
 async fn import_version(
@@ -80,7 +80,7 @@ async fn import_version(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(json!({ "review": review }))).into_response())
+    Ok((status, Json(ReviewBody { review })).into_response())
 }
 
 /// A parsed multipart form: the file's bytes and the text fields.

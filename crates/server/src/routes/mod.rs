@@ -9,6 +9,27 @@ use axum::Router;
 use axum::routing::get;
 
 use crate::AppState;
+use docreview_core::view::{ReviewView, RunView};
+use serde::Serialize;
+
+/// `{ "review": Review }`, serialized straight from the view (no intermediate JSON tree).
+#[derive(Serialize)]
+struct ReviewBody {
+    review: ReviewView,
+}
+
+/// `{ "run": Run }`.
+#[derive(Serialize)]
+struct RunBody {
+    run: RunView,
+}
+
+/// `{ "commentsRevision": N }`, the answer to a cancel.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RevisionBody {
+    comments_revision: i64,
+}
 
 /// Endpoints that need no credentials.
 pub fn public() -> Router<AppState> {

@@ -7,11 +7,11 @@ use axum::routing::get;
 use axum::{Json, Router};
 use docreview_core::service::{CreateReview, ListQuery};
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, ApiQuery, Authorized, op};
+use crate::routes::ReviewBody;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -39,7 +39,7 @@ async fn create(
     ApiJson(input): ApiJson<CreateReview>,
 ) -> Result<Response, ApiError> {
     let review = state.service.create_review(&actor, input).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "review": review }))).into_response())
+    Ok((StatusCode::CREATED, Json(ReviewBody { review })).into_response())
 }
 
 #[derive(Deserialize)]
@@ -59,7 +59,7 @@ async fn read(
         .service
         .get_review(&actor, &review_id, query.include_deleted)
         .await?;
-    Ok(Json(json!({ "review": review })).into_response())
+    Ok(Json(ReviewBody { review }).into_response())
 }
 
 #[derive(Deserialize)]

@@ -6,11 +6,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{patch, post};
 use axum::{Json, Router};
 use docreview_core::service::{FinishRun, NewComment, StartRun};
-use serde_json::json;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, Authorized, op};
+use crate::routes::RunBody;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -32,7 +32,7 @@ async fn start(
     ApiJson(input): ApiJson<StartRun>,
 ) -> Result<Response, ApiError> {
     let run = state.service.start_run(&actor, &review_id, input).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "run": run }))).into_response())
+    Ok((StatusCode::CREATED, Json(RunBody { run })).into_response())
 }
 
 async fn finish(
@@ -45,7 +45,7 @@ async fn finish(
         .service
         .finish_run(&actor, &review_id, &run_id, input)
         .await?;
-    Ok(Json(json!({ "run": run })).into_response())
+    Ok(Json(RunBody { run }).into_response())
 }
 
 async fn comment(
