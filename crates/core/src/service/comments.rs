@@ -291,7 +291,8 @@ impl Service {
                     self.live_thread(actor, review_id, comment_id, base).await?;
                 if let Some(run_id) = &input.run_id {
                     access::permit(actor, Operation::Run)?;
-                    self.running_run(review_id, run_id).await?;
+                    let run = self.running_run(review_id, run_id).await?;
+                    self.require_latest(&head, Some(&run.version_id)).await?;
                 }
                 let now = self.clock.now();
                 let message = MessageRecord {
