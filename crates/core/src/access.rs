@@ -236,6 +236,7 @@ mod tests {
                 archived: false,
                 comments_revision: 0,
                 structure_revision: 1,
+                change_seq: 1,
                 created_at: 0,
                 updated_at: 0,
                 latest_version_id: "ver_1".into(),

@@ -177,6 +177,9 @@ pub struct ReviewRecord {
     pub archived: bool,
     pub comments_revision: i64,
     pub structure_revision: i64,
+    /// Rises with every write to the document or its versions, comments or runs; a rendering
+    /// made at one `change_seq` is current exactly while the document still has it.
+    pub change_seq: i64,
     pub created_at: Millis,
     pub updated_at: Millis,
     pub latest_version_id: String,

@@ -153,7 +153,10 @@ pub trait Store: Send + Sync + 'static {
     /// Every comment of the document that is not deleted (for re-anchoring).
     async fn live_comments(&self, review_id: &str) -> StoreResult<Vec<CommentRecord>>;
     async fn users(&self, ids: &[String]) -> StoreResult<Vec<User>>;
+    /// Applies `write` if the document is still at `expected_revision`; raises `commentsRevision`
+    /// and `change_seq` by one and sets `updated_at`.
     async fn write_comments(&self, review_id: &str, write: CommentsWrite) -> StoreResult<i64>;
+    /// Inserts a run and counts it as a change of its document (`change_seq`, `updated_at`).
     async fn insert_run(&self, run: RunRecord) -> StoreResult<()>;
     async fn run(&self, review_id: &str, run_id: &str) -> StoreResult<Option<RunRecord>>;
     /// Comments and replies written in a run, deleted or not.

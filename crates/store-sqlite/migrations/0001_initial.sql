@@ -42,6 +42,7 @@ CREATE TABLE reviews (
     archived           INTEGER NOT NULL DEFAULT 0,
     comments_revision  INTEGER NOT NULL,
     structure_revision INTEGER NOT NULL,
+    change_seq         INTEGER NOT NULL,         -- rises with every write to the document or its children
     created_at         INTEGER NOT NULL,
     updated_at         INTEGER NOT NULL,
     latest_version_id  TEXT NOT NULL,

@@ -8,7 +8,7 @@ use rusqlite::Row;
 use rusqlite::types::Type;
 
 pub const REVIEW_COLUMNS: &str = "r.id, r.title, r.owner_id, r.access_mode, r.tags, r.archived, r.comments_revision, \
-     r.structure_revision, r.created_at, r.updated_at, r.latest_version_id, v.source_hash, r.structure, r.project_code";
+     r.structure_revision, r.change_seq, r.created_at, r.updated_at, r.latest_version_id, v.source_hash, r.structure, r.project_code";
 pub const REVIEW_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_version_id";
 pub const USER_COLUMNS: &str =
     "u.id, u.provider, u.display_name, u.email, u.membership, u.status, u.is_admin, u.created_at";
@@ -65,14 +65,18 @@ pub fn review(row: &Row<'_>, at: usize) -> rusqlite::Result<ReviewRecord> {
         archived: row.get(at + 5)?,
         comments_revision: row.get(at + 6)?,
         structure_revision: row.get(at + 7)?,
-        created_at: row.get(at + 8)?,
-        updated_at: row.get(at + 9)?,
-        latest_version_id: row.get(at + 10)?,
-        latest_source_hash: row.get(at + 11)?,
-        structure: optional_json(row, at + 12)?,
-        project_code: row.get(at + 13)?,
+        change_seq: row.get(at + 8)?,
+        created_at: row.get(at + 9)?,
+        updated_at: row.get(at + 10)?,
+        latest_version_id: row.get(at + 11)?,
+        latest_source_hash: row.get(at + 12)?,
+        structure: optional_json(row, at + 13)?,
+        project_code: row.get(at + 14)?,
     })
 }
+
+/// How many columns `REVIEW_COLUMNS` spans.
+pub const REVIEW_COLUMN_COUNT: usize = 15;
 
 pub fn user(row: &Row<'_>, at: usize) -> rusqlite::Result<User> {
     Ok(User {

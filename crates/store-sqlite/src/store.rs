@@ -261,8 +261,8 @@ impl Store for SqliteStore {
             let r = &new.review;
             conn.prepare_cached(
                 "INSERT INTO reviews (id, title, owner_id, access_mode, tags, archived, comments_revision, \
-                 structure_revision, created_at, updated_at, latest_version_id, structure, project_code) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                 structure_revision, change_seq, created_at, updated_at, latest_version_id, structure, project_code) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )
             .map_err(internal)?
             .execute(params![
@@ -274,6 +274,7 @@ impl Store for SqliteStore {
                 r.archived,
                 r.comments_revision,
                 r.structure_revision,
+                r.change_seq,
                 r.created_at,
                 r.updated_at,
                 r.latest_version_id,
@@ -426,13 +427,14 @@ impl Store for SqliteStore {
                     i64::try_from(query.limit).unwrap_or(i64::MAX)
                 ],
                 |row| {
-                    let grant: Option<String> = row.get(17)?;
+                    let at = rows::REVIEW_COLUMN_COUNT;
+                    let grant: Option<String> = row.get(at + 3)?;
                     Ok(ReviewSummaryRecord {
                         review: rows::review(row, 0)?,
-                        owner: rows::user(row, 14)?,
+                        owner: rows::user(row, at)?,
                         grant: grant.as_deref().and_then(GrantRole::parse),
-                        comment_count: row.get(18)?,
-                        open_comment_count: row.get(19)?,
+                        comment_count: row.get(at + 4)?,
+                        open_comment_count: row.get(at + 5)?,
                     })
                 },
             )
@@ -539,7 +541,8 @@ impl Store for SqliteStore {
                 structure: structure_revision + i64::from(write.structure_changed),
             };
             conn.prepare_cached(
-                "UPDATE reviews SET latest_version_id = ?2, comments_revision = ?3, structure_revision = ?4, updated_at = ?5 \
+                "UPDATE reviews SET latest_version_id = ?2, comments_revision = ?3, structure_revision = ?4, updated_at = ?5, \
+                 change_seq = change_seq + 1 \
                  WHERE id = ?1",
             )
             .map_err(internal)?
@@ -658,7 +661,7 @@ impl Store for SqliteStore {
         self.write(move |conn| {
             let bumped = conn
                 .prepare_cached(
-                    "UPDATE reviews SET comments_revision = comments_revision + 1, updated_at = ?3 \
+                    "UPDATE reviews SET comments_revision = comments_revision + 1, updated_at = ?3, change_seq = change_seq + 1 \
                      WHERE id = ?1 AND comments_revision = ?2",
                 )
                 .map_err(internal)?
@@ -697,7 +700,20 @@ impl Store for SqliteStore {
     }
 
     async fn insert_run(&self, run: RunRecord) -> StoreResult<()> {
-        self.write(move |conn| upsert_run(conn, &run)).await
+        self.write(move |conn| {
+            let touched = conn
+                .prepare_cached(
+                    "UPDATE reviews SET change_seq = change_seq + 1, updated_at = ?2 WHERE id = ?1",
+                )
+                .map_err(internal)?
+                .execute(params![run.review_id, run.created_at])
+                .map_err(internal)?;
+            if touched == 0 {
+                return Err(StoreError::NotFound);
+            }
+            upsert_run(conn, &run)
+        })
+        .await
     }
 
     async fn run(&self, review_id: &str, run_id: &str) -> StoreResult<Option<RunRecord>> {

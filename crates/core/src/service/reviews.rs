@@ -301,6 +301,7 @@ impl Service {
             archived: false,
             comments_revision: 0,
             structure_revision: 1,
+            change_seq: 1,
             created_at: now,
             updated_at: now,
             latest_version_id: version.id.clone(),
