@@ -27,7 +27,10 @@ const BODY_OVERHEAD: usize = 1024 * 1024;
 pub fn app(service: Arc<Service>) -> Router {
     let body_limit = service.max_html_bytes() + BODY_OVERHEAD;
     let state = AppState { service };
+    // The fallback sits inside the credential layer, so an unknown path answered to a personal
+    // token carries its expiry header like every other answer.
     let api = routes::api()
+        .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::authenticate,
@@ -36,8 +39,11 @@ pub fn app(service: Arc<Service>) -> Router {
     Router::new()
         .merge(routes::public())
         .merge(api)
-        .fallback(error::not_found)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            body_limit,
+            middleware::reject_oversized,
+        ))
         .layer(axum::middleware::from_fn(middleware::api_version))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             error::panic_response,

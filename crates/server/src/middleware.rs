@@ -64,6 +64,55 @@ fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     Ok(Some(token.trim()))
 }
 
+/// How much of an oversized body we read and discard before answering 413, and for how long.
+const DRAIN_LIMIT: u64 = 64 * 1024 * 1024;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Answers 413 to a body whose declared length is over the limit — after reading the body.
+/// Closing a connection while the client is still sending makes the kernel reset it, and the
+/// client then never sees the 413; draining first lets every client read its answer.
+pub async fn reject_oversized(
+    State(limit): State<usize>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    let Some(declared) = declared.filter(|length| *length > limit as u64) else {
+        return next.run(request).await;
+    };
+    let mut response = ApiError(Error::PayloadTooLarge(format!(
+        "the request body is {declared} bytes; this server accepts at most {limit}"
+    )))
+    .into_response();
+    if declared > DRAIN_LIMIT || !drain(request.into_body()).await {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// Reads and discards a body; `false` when it took too long or ended in an error.
+async fn drain(body: axum::body::Body) -> bool {
+    use futures_util::StreamExt;
+    let mut stream = body.into_data_stream();
+    let reading = async {
+        while let Some(chunk) = stream.next().await {
+            if chunk.is_err() {
+                return false;
+            }
+        }
+        true
+    };
+    tokio::time::timeout(DRAIN_TIME, reading)
+        .await
+        .unwrap_or(false)
+}
+
 /// Rejects unknown interface versions and stamps ours on every response.
 pub async fn api_version(request: Request, next: Next) -> Response {
     let requested = request

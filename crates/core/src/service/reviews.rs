@@ -21,6 +21,8 @@ use crate::texts::source_hash;
 use crate::view::{self, ReviewView, Viewer};
 
 const MAX_TAGS: usize = 32;
+/// Ids that would be shadowed by a route under `/api/reviews/`.
+const RESERVED_REVIEW_IDS: &[&str] = &["import-html"];
 const DEFAULT_PAGE: usize = 50;
 const MAX_PAGE: usize = 200;
 
@@ -232,6 +234,11 @@ impl Service {
                 return Err(Error::invalid(
                     "review.reviewId must not be sent together with project",
                 ));
+            }
+            (_, Some(id)) if RESERVED_REVIEW_IDS.contains(&id.as_str()) => {
+                return Err(Error::invalid(format!(
+                    "`{id}` is reserved; choose another review.reviewId"
+                )));
             }
             (_, Some(id)) if !is_valid_client_review_id(&id) => {
                 return Err(Error::invalid(
