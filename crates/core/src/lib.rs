@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod anchor;
+pub mod cache;
 pub mod clock;
 pub mod error;
 pub mod identity;

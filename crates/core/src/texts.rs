@@ -4,11 +4,11 @@
 //! parsed texts are cached by `sourceHash`. The cache is content-addressed: a node never serves a
 //! stale text, and nothing in it needs sharing between nodes.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use docreview_text::IndexedText;
 
+use crate::cache::BoundedCache;
 use crate::model::Section;
 
 /// A version's text with its heading sections.
@@ -52,58 +52,21 @@ impl VersionText {
     }
 }
 
-/// Parsed version texts keyed by `sourceHash`, evicting the oldest beyond a byte budget.
-pub struct TextCache {
-    budget: usize,
-    inner: Mutex<CacheInner>,
-}
-
-#[derive(Default)]
-struct CacheInner {
-    entries: HashMap<String, Arc<VersionText>>,
-    order: VecDeque<String>,
-    used: usize,
-}
+/// Parsed version texts keyed by `sourceHash` (content-addressed: never stale).
+pub struct TextCache(BoundedCache<VersionText>);
 
 impl TextCache {
     pub fn new(budget_bytes: usize) -> Self {
-        TextCache {
-            budget: budget_bytes,
-            inner: Mutex::new(CacheInner::default()),
-        }
+        TextCache(BoundedCache::new(budget_bytes))
     }
 
     pub fn get(&self, source_hash: &str) -> Option<Arc<VersionText>> {
-        let inner = self
-            .inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        inner.entries.get(source_hash).cloned()
+        self.0.get(source_hash)
     }
 
     pub fn insert(&self, source_hash: &str, text: Arc<VersionText>) {
         let weight = text.weight();
-        if weight > self.budget {
-            return;
-        }
-        let mut inner = self
-            .inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if inner.entries.contains_key(source_hash) {
-            return;
-        }
-        while inner.used + weight > self.budget {
-            let Some(oldest) = inner.order.pop_front() else {
-                break;
-            };
-            if let Some(evicted) = inner.entries.remove(&oldest) {
-                inner.used -= evicted.weight();
-            }
-        }
-        inner.used += weight;
-        inner.order.push_back(source_hash.to_string());
-        inner.entries.insert(source_hash.to_string(), text);
+        self.0.insert(source_hash, text, weight);
     }
 }
 

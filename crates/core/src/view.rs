@@ -18,6 +18,8 @@ pub const UNDO_WINDOW_MS: Millis = 10 * 60 * 1000;
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewView {
+    /// First, so a cached rendering can carry a placeholder here and be given each caller's role.
+    pub role: Role,
     pub review_id: String,
     pub title: String,
     pub comments_revision: i64,
@@ -30,7 +32,6 @@ pub struct ReviewView {
     pub tags: Vec<String>,
     pub archived: bool,
     pub owner: User,
-    pub role: Role,
     pub access: AccessView,
     pub latest_version_id: String,
 }

@@ -226,22 +226,20 @@ impl Store for SqliteStore {
     }
 
     async fn token_by_hash(&self, hash: &[u8; 32]) -> StoreResult<Option<(TokenRecord, Account)>> {
-        let hash = hash.to_vec();
-        self.read(move |tx| {
+        self.lookup(|conn| {
             let sql = format!(
                 "SELECT {}, {} FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?1",
                 rows::TOKEN_COLUMNS,
                 rows::USER_COLUMNS
             );
-            tx.prepare_cached(&sql)
+            conn.prepare_cached(&sql)
                 .map_err(internal)?
-                .query_row([hash], |row| {
+                .query_row([hash.as_slice()], |row| {
                     Ok((rows::token(row)?, rows::account(row, 9)?))
                 })
                 .optional()
                 .map_err(internal)
         })
-        .await
     }
 
     async fn touch_token(&self, token_id: &str, at: Millis) -> StoreResult<()> {
@@ -302,8 +300,7 @@ impl Store for SqliteStore {
     }
 
     async fn review_head(&self, review_id: &str) -> StoreResult<Option<ReviewHead>> {
-        let review_id = review_id.to_string();
-        self.read(move |tx| head(tx, &review_id)).await
+        self.lookup(|conn| head(conn, review_id))
     }
 
     async fn review_state(&self, review_id: &str) -> StoreResult<Option<ReviewState>> {

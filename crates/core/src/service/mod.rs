@@ -2,6 +2,7 @@
 
 mod accounts;
 mod comments;
+mod render;
 mod reviews;
 mod runs;
 
@@ -19,6 +20,7 @@ pub use reviews::{
 pub use runs::{FinishRun, StartRun};
 
 use crate::access::{self, Actor};
+use crate::cache::BoundedCache;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::identity::SharedTokens;
@@ -39,7 +41,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             max_html_bytes: 10 * 1024 * 1024,
-            text_cache_bytes: 48 * 1024 * 1024,
+            text_cache_bytes: 32 * 1024 * 1024,
         }
     }
 }
@@ -49,6 +51,7 @@ pub struct Service {
     clock: Arc<dyn Clock>,
     shared: SharedTokens,
     texts: TextCache,
+    renders: BoundedCache<render::RenderedReview>,
     settings: Settings,
 }
 
@@ -60,7 +63,9 @@ impl Service {
         settings: Settings,
     ) -> Self {
         let texts = TextCache::new(settings.text_cache_bytes);
+        let renders = BoundedCache::new(render::RENDER_CACHE_BYTES);
         Service {
+            renders,
             store,
             clock,
             shared,

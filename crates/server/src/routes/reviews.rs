@@ -55,11 +55,18 @@ async fn read(
     ApiPath(review_id): ApiPath<String>,
     ApiQuery(query): ApiQuery<ReadQuery>,
 ) -> Result<Response, ApiError> {
-    let review = state
+    let body = state
         .service
-        .get_review(&actor, &review_id, query.include_deleted)
+        .review_json(&actor, &review_id, query.include_deleted)
         .await?;
-    Ok(Json(ReviewBody { review }).into_response())
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response())
 }
 
 #[derive(Deserialize)]
