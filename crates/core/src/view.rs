@@ -18,7 +18,6 @@ pub const UNDO_WINDOW_MS: Millis = 10 * 60 * 1000;
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewView {
-    /// First, so a cached rendering can carry a placeholder here and be given each caller's role.
     pub role: Role,
     pub review_id: String,
     pub title: String,

@@ -51,7 +51,7 @@ pub struct Service {
     clock: Arc<dyn Clock>,
     shared: SharedTokens,
     texts: TextCache,
-    renders: BoundedCache<render::RenderedReview>,
+    renders: BoundedCache<render::Rendered>,
     settings: Settings,
 }
 

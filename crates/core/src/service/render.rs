@@ -2,13 +2,14 @@
 //!
 //! A cached rendering is valid exactly while the document's `change_seq` (read with the head row
 //! that the visibility check loads anyway) is unchanged, so a node never serves a stale review
-//! and nothing needs invalidating across nodes. The cached rendering is the same for every
-//! caller: it holds a placeholder `role` (spliced per request) and no human item marked
-//! provisional. Those are provisional only for their author during the undo window, so such an
-//! author gets a rendering of their own, valid until the first of their items leaves the window.
+//! and nothing needs invalidating across nodes. A rendering depends on the caller only through
+//! their `role` (three possible values) and, for an author inside the undo window, the
+//! `provisional` flags of their own items; bodies are cached per role, and per author while the
+//! window is open, and served without copying.
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use serde::Serialize;
 
 use super::Service;
@@ -20,66 +21,29 @@ use crate::view::{self, ReviewView, UNDO_WINDOW_MS, Viewer};
 /// How much rendered JSON (plus the records behind it) a node keeps.
 pub const RENDER_CACHE_BYTES: usize = 32 * 1024 * 1024;
 
-/// What a cached rendering starts with; the caller's role replaces the placeholder.
-const PLACEHOLDER_PREFIX: &[u8] = br#"{"role":"viewer""#;
-
-pub struct RenderedReview {
-    change_seq: i64,
-    /// The rendering is exact until this instant (a provisional flag flips then).
-    valid_until: Millis,
-    state: Arc<ReviewState>,
-    /// The review rendered with role `viewer`.
-    json: Vec<u8>,
+/// A document's records as of one `change_seq`, or one rendering of them.
+pub enum Rendered {
+    State {
+        change_seq: i64,
+        state: Arc<ReviewState>,
+    },
+    Body {
+        change_seq: i64,
+        valid_until: Millis,
+        body: Bytes,
+    },
 }
 
-impl RenderedReview {
-    /// Renders for `user_id`, or for a caller who authored nothing when `None`.
-    fn new(state: Arc<ReviewState>, user_id: Option<&str>, now: Millis) -> Result<Self> {
-        // Nobody's id is empty, so the neutral rendering marks no human item provisional; run
-        // items depend only on their run's status, which is part of the state.
-        let viewer = Viewer {
-            user_id: user_id.unwrap_or(""),
-            now,
-            include_deleted: false,
-        };
-        let json = serde_json::to_vec(&view::review_view(&state, Role::Viewer, &viewer))
-            .map_err(|error| Error::Internal(Box::new(error)))?;
-        let valid_until = user_id.map_or(Millis::MAX, |user_id| {
-            undo_window_ends(&state, user_id, now)
-        });
-        Ok(RenderedReview {
-            change_seq: state.head.review.change_seq,
-            valid_until,
-            state,
-            json,
-        })
-    }
-
-    fn is_current(&self, change_seq: i64, now: Millis) -> bool {
-        self.change_seq == change_seq && now < self.valid_until
-    }
-
-    fn weight(&self, with_records: bool) -> usize {
-        // The records behind a rendering take roughly as much memory as its JSON.
-        if with_records {
-            self.json.len() * 2
-        } else {
-            self.json.len()
+impl Rendered {
+    fn is_current(&self, seq: i64, now: Millis) -> bool {
+        match self {
+            Rendered::State { change_seq, .. } => *change_seq == seq,
+            Rendered::Body {
+                change_seq,
+                valid_until,
+                ..
+            } => *change_seq == seq && now < *valid_until,
         }
-    }
-
-    /// `{ "review": … }` with the caller's role in place of the placeholder.
-    fn body_for(&self, role: Role) -> Result<Vec<u8>> {
-        let rest = self.json.strip_prefix(PLACEHOLDER_PREFIX).ok_or_else(|| {
-            Error::Internal("a cached rendering lacks its role placeholder".into())
-        })?;
-        let mut body = Vec::with_capacity(self.json.len() + 32);
-        body.extend_from_slice(br#"{"review":{"role":""#);
-        body.extend_from_slice(role.as_str().as_bytes());
-        body.push(b'"');
-        body.extend_from_slice(rest);
-        body.push(b'}');
-        Ok(body)
     }
 }
 
@@ -88,8 +52,15 @@ struct Envelope<'a> {
     review: &'a ReviewView,
 }
 
+fn render(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> Result<Bytes> {
+    let review = view::review_view(state, role, viewer);
+    serde_json::to_vec(&Envelope { review: &review })
+        .map(Bytes::from)
+        .map_err(|error| Error::Internal(Box::new(error)))
+}
+
 /// When the earliest of `user_id`'s live human items still inside the undo window leaves it;
-/// `now` when there is none (the caller then needs no rendering of their own).
+/// `now` when there is none (the caller then sees what everyone sees).
 fn undo_window_ends(state: &ReviewState, user_id: &str, now: Millis) -> Millis {
     let own_recent = |author: &str,
                       run: &Option<String>,
@@ -116,58 +87,72 @@ impl Service {
         actor: &Actor,
         review_id: &str,
         include_deleted: bool,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<Bytes> {
         access::permit(actor, Operation::Read)?;
         if include_deleted {
             let review = self.get_review(actor, review_id, true).await?;
             return serde_json::to_vec(&Envelope { review: &review })
+                .map(Bytes::from)
                 .map_err(|error| Error::Internal(Box::new(error)));
         }
         let (head, role) = self.visible(actor, review_id).await?;
+        let change_seq = head.review.change_seq;
         let now = self.clock.now();
-        let shared = match self.renders.get(review_id) {
-            Some(cached) if cached.is_current(head.review.change_seq, now) => cached,
+        let state = match self.renders.get(review_id).as_deref() {
+            Some(Rendered::State {
+                change_seq: seq,
+                state,
+                ..
+            }) if *seq == change_seq => Arc::clone(state),
             _ => {
-                let state = self
-                    .store
-                    .review_state(review_id)
-                    .await?
-                    .ok_or(Error::NotFound("document"))?;
-                let rendered = Arc::new(RenderedReview::new(Arc::new(state), None, now)?);
-                self.renders
-                    .insert(review_id, Arc::clone(&rendered), rendered.weight(true));
-                rendered
+                let state = Arc::new(
+                    self.store
+                        .review_state(review_id)
+                        .await?
+                        .ok_or(Error::NotFound("document"))?,
+                );
+                let seq = state.head.review.change_seq;
+                // A rough estimate of the records' memory, for the cache's byte budget.
+                let weight = 2048 + 400 * (state.comments.len() + state.messages.len());
+                let entry = Rendered::State {
+                    change_seq: seq,
+                    state: Arc::clone(&state),
+                };
+                self.renders.insert(review_id, Arc::new(entry), weight);
+                state
             }
         };
-        if undo_window_ends(&shared.state, actor.id(), now) <= now {
-            return shared.body_for(role);
+        let seq = state.head.review.change_seq;
+        let window_ends = undo_window_ends(&state, actor.id(), now);
+        let personal = window_ends > now;
+        let key = if personal {
+            format!("{review_id}\u{0}{role}\u{0}{}", actor.id())
+        } else {
+            format!("{review_id}\u{0}{role}")
+        };
+        if let Some(cached) = self.renders.get(&key)
+            && cached.is_current(seq, now)
+            && let Rendered::Body { body, .. } = cached.as_ref()
+        {
+            return Ok(body.clone());
         }
-        // The caller has items only they see as provisional: a rendering of their own.
-        let key = format!("{review_id}\u{0}{}", actor.id());
-        let personal = match self.renders.get(&key) {
-            Some(cached) if cached.is_current(shared.change_seq, now) => cached,
-            _ => {
-                let rendered = Arc::new(RenderedReview::new(
-                    Arc::clone(&shared.state),
-                    Some(actor.id()),
-                    now,
-                )?);
-                self.renders
-                    .insert(&key, Arc::clone(&rendered), rendered.weight(false));
-                rendered
-            }
+        let viewer = Viewer {
+            user_id: if personal { actor.id() } else { "" },
+            now,
+            include_deleted: false,
         };
-        personal.body_for(role)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::PLACEHOLDER_PREFIX;
-
-    #[test]
-    fn the_placeholder_matches_how_serde_writes_the_first_field() {
-        let json = serde_json::to_vec(&serde_json::json!({ "role": "viewer" })).unwrap_or_default();
-        assert!(json.starts_with(PLACEHOLDER_PREFIX));
+        let body = render(&state, role, &viewer)?;
+        let valid_until = if personal { window_ends } else { Millis::MAX };
+        let weight = body.len();
+        self.renders.insert(
+            &key,
+            Arc::new(Rendered::Body {
+                change_seq: seq,
+                valid_until,
+                body: body.clone(),
+            }),
+            weight,
+        );
+        Ok(body)
     }
 }
