@@ -3,6 +3,7 @@
 #   - reading a review with 100 comments (~60 KB JSON) at 32 connections
 #   - durable comment writes across many documents at 32 connections
 #   - resident memory idle and after the read load
+#   - re-anchoring 1,000 comments onto a new ~1 MB version, end to end through HTTP
 # Needs wrk (apt-get install wrk), curl and jq. Usage: bench/run.sh [seconds per run, default 15]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,3 +49,14 @@ echo "== resident memory after the read load: $(rss) (peak $(awk '/^VmHWM/ {prin
 echo "== write: POST comments across 200 reviews, $connections connections, ${duration}s"
 wrk -t2 -c$connections -d"${duration}s" --latency -s bench/write.lua "$url"
 echo "== resident memory after the write load: $(rss)"
+
+echo "== re-anchor: 1,000 comments, then a new ~1 MB version (moved, edited and deleted passages)"
+python3 bench/reanchor_docs.py "$work"
+big=$(curl -sf -H "$auth" -F file=@"$work/v1.html" "$url/api/reviews/import-html" | jq -r .review.reviewId)
+while read -r comment; do
+  curl -sf -o /dev/null -H "$auth" -H "$json" "$url/api/reviews/$big/comments" -d "$comment"
+done <"$work/comments.jsonl"
+echo "v2: $(wc -c <"$work/v2.html") bytes"
+curl -sf -o "$work/v2.json" -w "new version answered in %{time_total} s\n" -H "$auth" -F file=@"$work/v2.html" \
+  "$url/api/reviews/$big/import-html"
+jq -r '[.review.comments[].anchor.state] | group_by(.) | map("\(.[0]): \(length)") | join(", ")' "$work/v2.json"

@@ -1,0 +1,180 @@
+//! Concurrency checks: the compare-and-swap holds under real contention, so concurrent writers
+//! each get a distinct revision or a conflict, and the revision never skips or repeats.
+
+use std::sync::Arc;
+
+use docreview_core::model::Millis;
+use docreview_core::store::{Store, StoreError, VersionWrite};
+
+use crate::fixtures::{T0, comment, comments_write, head, review, user, version};
+
+const WRITERS: usize = 16;
+
+/// Sixteen writes expecting the same revision, at once: exactly one succeeds, every other one
+/// answers `RevisionConflict` with the winner's revision, and only the winner's comment exists.
+pub async fn check_concurrent_comment_writes_one_wins(store: Arc<dyn Store>) {
+    user(&store, "usr_alice").await;
+    review(&store, "rev", "usr_alice", T0).await;
+    for round in 0..3i64 {
+        let before = head(&store, "rev").await.review;
+        let barrier = Arc::new(tokio::sync::Barrier::new(WRITERS));
+        let tasks: Vec<_> = (0..WRITERS)
+            .map(|i| {
+                let store = Arc::clone(&store);
+                let barrier = Arc::clone(&barrier);
+                let expected = before.comments_revision;
+                tokio::spawn(async move {
+                    let id = format!("c_{round}_{i}");
+                    let at: Millis = T0 + 1_000 * (round + 1);
+                    barrier.wait().await;
+                    let outcome = store
+                        .write_comments(
+                            "rev",
+                            comments_write(
+                                expected,
+                                at,
+                                vec![comment("rev", &id, "usr_alice", at)],
+                            ),
+                        )
+                        .await;
+                    (id, outcome)
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for task in tasks {
+            let (id, outcome) = task.await.expect("writer task");
+            match outcome {
+                Ok(revision) => {
+                    assert_eq!(revision, before.comments_revision + 1);
+                    winners.push(id);
+                }
+                Err(StoreError::RevisionConflict { current }) => {
+                    assert_eq!(
+                        current,
+                        before.comments_revision + 1,
+                        "conflicts name the winner's revision"
+                    );
+                }
+                Err(other) => panic!("unexpected error under contention: {other:?}"),
+            }
+        }
+        assert_eq!(
+            winners.len(),
+            1,
+            "round {round}: exactly one writer wins, got {winners:?}"
+        );
+        let after = head(&store, "rev").await.review;
+        assert_eq!(after.comments_revision, before.comments_revision + 1);
+        assert_eq!(after.change_seq, before.change_seq + 1);
+        let state = store
+            .review_state("rev")
+            .await
+            .expect("state")
+            .expect("exists");
+        let round_comments: Vec<&String> = state
+            .comments
+            .iter()
+            .map(|c| &c.id)
+            .filter(|id| id.starts_with(&format!("c_{round}_")))
+            .collect();
+        assert_eq!(
+            round_comments,
+            vec![&winners[0]],
+            "only the winner's comment is stored"
+        );
+    }
+}
+
+/// Writers that re-read and retry on conflict (as the core does) all get through, each with its
+/// own revision: together they take every revision from 1 to N exactly once.
+pub async fn check_concurrent_retrying_writers_get_distinct_revisions(store: Arc<dyn Store>) {
+    const RETRYING: usize = 8;
+    user(&store, "usr_alice").await;
+    review(&store, "rev", "usr_alice", T0).await;
+    let tasks: Vec<_> = (0..RETRYING)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let id = format!("c_{i}");
+                for _ in 0..1_000 {
+                    let current = head(&store, "rev").await.review.comments_revision;
+                    let at = T0 + 1 + i64::try_from(i).expect("small");
+                    let write =
+                        comments_write(current, at, vec![comment("rev", &id, "usr_alice", at)]);
+                    match store.write_comments("rev", write).await {
+                        Ok(revision) => return revision,
+                        Err(StoreError::RevisionConflict { .. }) => tokio::task::yield_now().await,
+                        Err(other) => panic!("unexpected error: {other:?}"),
+                    }
+                }
+                panic!("writer {i} never got through");
+            })
+        })
+        .collect();
+    let mut revisions = Vec::new();
+    for task in tasks {
+        revisions.push(task.await.expect("writer task"));
+    }
+    revisions.sort_unstable();
+    let expected: Vec<i64> = (1..=i64::try_from(RETRYING).expect("small")).collect();
+    assert_eq!(revisions, expected, "no revision skipped or repeated");
+    let state = store
+        .review_state("rev")
+        .await
+        .expect("state")
+        .expect("exists");
+    assert_eq!(state.head.review.comments_revision, expected.len() as i64);
+    assert_eq!(state.comments.len(), RETRYING);
+}
+
+/// A new version and a comment write expecting the same revision, at once: exactly one wins,
+/// the other answers `RevisionConflict`.
+pub async fn check_concurrent_version_and_comment_writes(store: Arc<dyn Store>) {
+    user(&store, "usr_alice").await;
+    review(&store, "rev", "usr_alice", T0).await;
+    for round in 0..5i64 {
+        let before = head(&store, "rev").await.review;
+        let at = T0 + 100 * (round + 1);
+        let version_store = Arc::clone(&store);
+        let comment_store = Arc::clone(&store);
+        let write = VersionWrite {
+            review_id: "rev".to_string(),
+            expected_latest_version_id: before.latest_version_id.clone(),
+            expected_comments_revision: before.comments_revision,
+            version: version("rev", &format!("rev_v{}", round + 2), at),
+            html: b"<p>new</p>".to_vec(),
+            append: true,
+            anchors: Vec::new(),
+            structure_changed: false,
+            at,
+        };
+        let expected = before.comments_revision;
+        let versioned = tokio::spawn(async move { version_store.write_version(write).await });
+        let commented = tokio::spawn(async move {
+            comment_store
+                .write_comments(
+                    "rev",
+                    comments_write(
+                        expected,
+                        at,
+                        vec![comment("rev", &format!("c{round}"), "usr_alice", at)],
+                    ),
+                )
+                .await
+        });
+        let versioned = versioned.await.expect("task");
+        let commented = commented.await.expect("task");
+        let wins = usize::from(versioned.is_ok()) + usize::from(commented.is_ok());
+        assert_eq!(wins, 1, "round {round}: {versioned:?} / {commented:?}");
+        let loser_is_conflict = matches!(versioned, Err(StoreError::RevisionConflict { .. }))
+            || matches!(commented, Err(StoreError::RevisionConflict { .. }));
+        assert!(
+            loser_is_conflict,
+            "round {round}: {versioned:?} / {commented:?}"
+        );
+        let after = head(&store, "rev").await.review;
+        assert_eq!(after.comments_revision, before.comments_revision + 1);
+        assert_eq!(after.change_seq, before.change_seq + 1);
+    }
+}

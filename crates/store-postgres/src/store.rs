@@ -1,0 +1,821 @@
+//! `Store` for PostgreSQL: every write method is one transaction, every read one statement or
+//! one `REPEATABLE READ` snapshot. The SQL mirrors the SQLite backend's statement for statement;
+//! the conformance suite (`docreview-store-conformance`) holds both to the same behaviour.
+
+use std::collections::HashMap;
+
+use docreview_core::model::{
+    AccessGrant, Account, CommentRecord, CommentThread, GrantRole, MessageRecord, Millis,
+    ProjectRecord, ReviewHead, ReviewState, ReviewSummaryRecord, RunRecord, TokenRecord, User,
+    VersionRecord,
+};
+use docreview_core::store::{
+    CommentsWrite, NewReview, ReviewQuery, Revisions, Store, StoreError, StoreResult, VersionWrite,
+    Visibility,
+};
+use sqlx::postgres::PgRow;
+use sqlx::{PgConnection, Postgres, Row, Transaction};
+
+use crate::PgStore;
+use crate::error::{map_error, unique};
+use crate::rows::{self, to_json};
+
+type RowResult<T> = Result<T, sqlx::Error>;
+
+fn map_rows<T>(rows: Vec<PgRow>, map: fn(&PgRow) -> RowResult<T>) -> StoreResult<Vec<T>> {
+    rows.iter()
+        .map(map)
+        .collect::<RowResult<Vec<_>>>()
+        .map_err(map_error)
+}
+
+fn map_optional<T>(row: Option<PgRow>, map: fn(&PgRow) -> RowResult<T>) -> StoreResult<Option<T>> {
+    row.as_ref().map(map).transpose().map_err(map_error)
+}
+
+fn user_at0(row: &PgRow) -> RowResult<User> {
+    rows::user(row, 0)
+}
+
+fn account_at0(row: &PgRow) -> RowResult<Account> {
+    rows::account(row, 0)
+}
+
+impl PgStore {
+    /// A read-only snapshot: every statement inside sees the same committed state, so a
+    /// document never comes back with comments newer than its revision says.
+    async fn snapshot(&self) -> StoreResult<Transaction<'static, Postgres>> {
+        self.pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            .await
+            .map_err(map_error)
+    }
+
+    async fn begin(&self) -> StoreResult<Transaction<'static, Postgres>> {
+        self.pool.begin().await.map_err(map_error)
+    }
+
+    async fn account_where(&self, condition: &str, value: &str) -> StoreResult<Option<Account>> {
+        let sql = format!(
+            "SELECT {} FROM users u WHERE {condition}",
+            rows::USER_COLUMNS
+        );
+        let row = sqlx::query(&sql)
+            .bind(value)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_error)?;
+        map_optional(row, account_at0)
+    }
+}
+
+/// The document with its grants, in one statement (one row per grant, or one row of NULL
+/// grant columns), so it is one consistent read even outside a transaction.
+async fn head(conn: &mut PgConnection, review_id: &str) -> StoreResult<Option<ReviewHead>> {
+    let sql = format!(
+        "SELECT {}, a.email, a.role FROM {} LEFT JOIN review_access a ON a.review_id = r.id \
+         WHERE r.id = $1 ORDER BY a.email COLLATE \"C\"",
+        rows::REVIEW_COLUMNS,
+        rows::REVIEW_FROM
+    );
+    let found = sqlx::query(&sql)
+        .bind(review_id)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(map_error)?;
+    let Some(first) = found.first() else {
+        return Ok(None);
+    };
+    let review = rows::review(first, 0).map_err(map_error)?;
+    let at = rows::REVIEW_COLUMN_COUNT;
+    let mut grants = Vec::new();
+    for row in &found {
+        let email: Option<String> = row.try_get(at).map_err(map_error)?;
+        let role: Option<String> = row.try_get(at + 1).map_err(map_error)?;
+        // A role this build does not know is skipped, as in the SQLite backend.
+        if let (Some(email), Some(role)) = (email, role.as_deref().and_then(GrantRole::parse)) {
+            grants.push(AccessGrant { email, role });
+        }
+    }
+    Ok(Some(ReviewHead { review, grants }))
+}
+
+async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO comments (id, review_id, author_id, category, status, body, version_id, anchor, run_id, \
+         created_at, edited_at, deleted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12) \
+         ON CONFLICT (id) DO UPDATE SET category = excluded.category, status = excluded.status, body = excluded.body, \
+         anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at",
+    )
+    .bind(&c.id)
+    .bind(&c.review_id)
+    .bind(&c.author_id)
+    .bind(c.category.as_str())
+    .bind(c.status.as_str())
+    .bind(&c.body)
+    .bind(&c.version_id)
+    .bind(to_json(&c.anchor))
+    .bind(&c.run_id)
+    .bind(c.created_at)
+    .bind(c.edited_at)
+    .bind(c.deleted_at)
+    .execute(&mut *conn)
+    .await
+    .map_err(map_error)?;
+    Ok(())
+}
+
+async fn upsert_message(conn: &mut PgConnection, m: &MessageRecord) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO messages (id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (id) DO UPDATE SET body = excluded.body, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at",
+    )
+    .bind(&m.id)
+    .bind(&m.comment_id)
+    .bind(&m.review_id)
+    .bind(&m.author_id)
+    .bind(&m.body)
+    .bind(&m.run_id)
+    .bind(m.created_at)
+    .bind(m.edited_at)
+    .bind(m.deleted_at)
+    .execute(&mut *conn)
+    .await
+    .map_err(map_error)?;
+    Ok(())
+}
+
+async fn upsert_run(conn: &mut PgConnection, r: &RunRecord) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO runs (id, review_id, kind, status, title, version_id, summary, created_by, created_at, completed_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+         ON CONFLICT (id) DO UPDATE SET status = excluded.status, summary = excluded.summary, completed_at = excluded.completed_at",
+    )
+    .bind(&r.id)
+    .bind(&r.review_id)
+    .bind(r.kind.as_str())
+    .bind(r.status.as_str())
+    .bind(&r.title)
+    .bind(&r.version_id)
+    .bind(&r.summary)
+    .bind(&r.created_by)
+    .bind(r.created_at)
+    .bind(r.completed_at)
+    .execute(&mut *conn)
+    .await
+    .map_err(map_error)?;
+    Ok(())
+}
+
+const INSERT_ACCOUNT: &str = "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+
+#[async_trait::async_trait]
+impl Store for PgStore {
+    async fn create_account(
+        &self,
+        account: Account,
+        password_hash: Option<String>,
+    ) -> StoreResult<()> {
+        let a = &account;
+        sqlx::query(INSERT_ACCOUNT)
+            .bind(&a.user.id)
+            .bind(&a.email)
+            .bind(&a.user.display_name)
+            .bind(a.user.provider.as_str())
+            .bind(a.membership.as_str())
+            .bind(a.status.as_str())
+            .bind(a.is_admin)
+            .bind(password_hash)
+            .bind(a.created_at)
+            .execute(&self.pool)
+            .await
+            .map_err(unique("user"))?;
+        Ok(())
+    }
+
+    async fn ensure_account(&self, account: Account) -> StoreResult<()> {
+        // One statement, so two nodes ensuring the same principal at once both succeed; an email
+        // taken by another id still answers `AlreadyExists`, as in the SQLite backend.
+        let a = &account;
+        sqlx::query(&format!("{INSERT_ACCOUNT} ON CONFLICT (id) DO NOTHING"))
+            .bind(&a.user.id)
+            .bind(&a.email)
+            .bind(&a.user.display_name)
+            .bind(a.user.provider.as_str())
+            .bind(a.membership.as_str())
+            .bind(a.status.as_str())
+            .bind(a.is_admin)
+            .bind(None::<String>)
+            .bind(a.created_at)
+            .execute(&self.pool)
+            .await
+            .map_err(unique("user"))?;
+        Ok(())
+    }
+
+    async fn account_by_email(&self, email: &str) -> StoreResult<Option<Account>> {
+        // Emails are stored lower-cased; lower-casing here, in Rust, matches the SQLite backend
+        // exactly (no dependence on the database's locale).
+        self.account_where("u.email = $1", &email.to_lowercase())
+            .await
+    }
+
+    async fn account_by_id(&self, id: &str) -> StoreResult<Option<Account>> {
+        self.account_where("u.id = $1", id).await
+    }
+
+    async fn insert_token(&self, token: TokenRecord) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO tokens (id, user_id, name, hash, scopes, created_at, expires_at, last_used_at, revoked_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(&token.id)
+        .bind(&token.user_id)
+        .bind(&token.name)
+        .bind(token.hash.as_slice())
+        .bind(rows::scopes_text(&token.scopes))
+        .bind(token.created_at)
+        .bind(token.expires_at)
+        .bind(token.last_used_at)
+        .bind(token.revoked_at)
+        .execute(&self.pool)
+        .await
+        .map_err(unique("token"))?;
+        Ok(())
+    }
+
+    async fn token_by_hash(&self, hash: &[u8; 32]) -> StoreResult<Option<(TokenRecord, Account)>> {
+        let sql = format!(
+            "SELECT {}, {} FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = $1",
+            rows::TOKEN_COLUMNS,
+            rows::USER_COLUMNS
+        );
+        let row = sqlx::query(&sql)
+            .bind(hash.as_slice())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_error)?;
+        map_optional(row, |row| {
+            Ok((
+                rows::token(row)?,
+                rows::account(row, rows::TOKEN_COLUMN_COUNT)?,
+            ))
+        })
+    }
+
+    async fn touch_token(&self, token_id: &str, at: Millis) -> StoreResult<()> {
+        sqlx::query("UPDATE tokens SET last_used_at = $2 WHERE id = $1")
+            .bind(token_id)
+            .bind(at)
+            .execute(&self.pool)
+            .await
+            .map_err(map_error)?;
+        Ok(())
+    }
+
+    async fn create_review(&self, new: NewReview) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        let r = &new.review;
+        sqlx::query(
+            "INSERT INTO reviews (id, title, owner_id, access_mode, tags, archived, comments_revision, \
+             structure_revision, change_seq, created_at, updated_at, latest_version_id, structure, project_code) \
+             VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14)",
+        )
+        .bind(&r.id)
+        .bind(&r.title)
+        .bind(&r.owner_id)
+        .bind(r.access_mode.as_str())
+        .bind(to_json(&r.tags))
+        .bind(r.archived)
+        .bind(r.comments_revision)
+        .bind(r.structure_revision)
+        .bind(r.change_seq)
+        .bind(r.created_at)
+        .bind(r.updated_at)
+        .bind(&r.latest_version_id)
+        .bind(r.structure.as_ref().map(to_json))
+        .bind(&r.project_code)
+        .execute(&mut *tx)
+        .await
+        .map_err(unique("document"))?;
+        let v = &new.version;
+        sqlx::query(
+            "INSERT INTO versions (id, review_id, seq, label, created_at, source_hash, sections, html) \
+             VALUES ($1, $2, 1, $3, $4, $5, $6::jsonb, $7)",
+        )
+        .bind(&v.id)
+        .bind(&r.id)
+        .bind(&v.label)
+        .bind(v.created_at)
+        .bind(&v.source_hash)
+        .bind(to_json(&v.sections))
+        .bind(new.html.as_slice())
+        .execute(&mut *tx)
+        .await
+        .map_err(unique("version"))?;
+        for grant in &new.grants {
+            // A repeated email keeps its last role, like SQLite's `INSERT OR REPLACE`.
+            sqlx::query(
+                "INSERT INTO review_access (review_id, email, role) VALUES ($1, $2, $3) \
+                 ON CONFLICT (review_id, email) DO UPDATE SET role = excluded.role",
+            )
+            .bind(&r.id)
+            .bind(&grant.email)
+            .bind(grant.role.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(map_error)?;
+        }
+        tx.commit().await.map_err(map_error)
+    }
+
+    async fn review_head(&self, review_id: &str) -> StoreResult<Option<ReviewHead>> {
+        let mut conn = self.pool.acquire().await.map_err(map_error)?;
+        head(&mut conn, review_id).await
+    }
+
+    async fn review_state(&self, review_id: &str) -> StoreResult<Option<ReviewState>> {
+        let mut tx = self.snapshot().await?;
+        let Some(head) = head(&mut tx, review_id).await? else {
+            return Ok(None);
+        };
+        // Orders are for determinism only; the core sorts what it shows.
+        let versions = sqlx::query(&format!(
+            "SELECT {} FROM versions WHERE review_id = $1 ORDER BY seq",
+            rows::VERSION_COLUMNS
+        ))
+        .bind(review_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let comments = sqlx::query(&format!(
+            "SELECT {} FROM comments WHERE review_id = $1 ORDER BY created_at, id",
+            rows::COMMENT_COLUMNS
+        ))
+        .bind(review_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let messages = sqlx::query(&format!(
+            "SELECT {} FROM messages WHERE review_id = $1 ORDER BY created_at, id",
+            rows::MESSAGE_COLUMNS
+        ))
+        .bind(review_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let events = sqlx::query(&format!(
+            "SELECT {} FROM status_events WHERE review_id = $1 ORDER BY comment_id, seq",
+            rows::EVENT_COLUMNS
+        ))
+        .bind(review_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let runs = sqlx::query(&format!(
+            "SELECT {} FROM runs WHERE review_id = $1 ORDER BY created_at, id",
+            rows::RUN_COLUMNS
+        ))
+        .bind(review_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let users = sqlx::query(
+            "SELECT id, provider, display_name FROM users WHERE id IN ( \
+               SELECT owner_id FROM reviews WHERE id = $1 \
+               UNION SELECT author_id FROM comments WHERE review_id = $1 \
+               UNION SELECT author_id FROM messages WHERE review_id = $1 \
+               UNION SELECT by_id FROM status_events WHERE review_id = $1) \
+             ORDER BY id",
+        )
+        .bind(review_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        tx.commit().await.map_err(map_error)?;
+        Ok(Some(ReviewState {
+            head,
+            versions: map_rows(versions, rows::version)?,
+            comments: map_rows(comments, rows::comment)?,
+            messages: map_rows(messages, rows::message)?,
+            events: map_rows(events, rows::event)?,
+            runs: map_rows(runs, rows::run)?,
+            users: map_rows(users, user_at0)?,
+        }))
+    }
+
+    async fn list_reviews(&self, query: ReviewQuery) -> StoreResult<Vec<ReviewSummaryRecord>> {
+        let (all, user_id, email, internal_member) = match &query.visibility {
+            Visibility::All => (true, "", "", false),
+            Visibility::Member {
+                user_id,
+                email,
+                internal,
+            } => (false, user_id.as_str(), email.as_str(), *internal),
+        };
+        // The visibility predicate is the SQLite backend's: everything, or what the member owns,
+        // or — for internal members only — link-mode documents and those shared with them.
+        // `strpos`, not LIKE, so `%` and `_` in the search text are literal.
+        let sql = format!(
+            "SELECT {review}, u.id, u.provider, u.display_name, \
+               (SELECT a.role FROM review_access a WHERE a.review_id = r.id AND a.email = $3), \
+               (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL), \
+               (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL AND c.status = 'open') \
+             FROM {from} JOIN users u ON u.id = r.owner_id \
+             WHERE ($1::boolean OR r.owner_id = $2 OR ($4::boolean AND (r.access_mode = 'link' OR EXISTS \
+                     (SELECT 1 FROM review_access a WHERE a.review_id = r.id AND a.email = $3)))) \
+               AND ($5::text IS NULL OR strpos(lower(r.title), lower($5::text)) > 0) \
+               AND ($6::text IS NULL OR r.tags @> jsonb_build_array($6::text)) \
+               AND ($7::boolean IS NULL OR r.archived = $7::boolean) \
+               AND ($8::text IS NULL OR r.project_code = $8::text) \
+               AND ($9::text IS NULL OR r.owner_id = $9::text) \
+               AND ($10::bigint IS NULL OR (r.updated_at, r.id) < ($10::bigint, $11::text)) \
+             ORDER BY r.updated_at DESC, r.id DESC LIMIT $12",
+            review = rows::REVIEW_COLUMNS,
+            from = rows::REVIEW_FROM
+        );
+        let (after_at, after_id) = match &query.after {
+            Some((at, id)) => (Some(*at), Some(id.as_str())),
+            None => (None, None),
+        };
+        let rows = sqlx::query(&sql)
+            .bind(all)
+            .bind(user_id)
+            .bind(email)
+            .bind(internal_member)
+            .bind(query.title_contains.as_deref())
+            .bind(query.tag.as_deref())
+            .bind(query.archived)
+            .bind(query.project.as_deref())
+            .bind(query.owner_id.as_deref())
+            .bind(after_at)
+            .bind(after_id)
+            .bind(i64::try_from(query.limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_error)?;
+        map_rows(rows, |row| {
+            let at = rows::REVIEW_COLUMN_COUNT;
+            let grant: Option<String> = row.try_get(at + 3)?;
+            Ok(ReviewSummaryRecord {
+                review: rows::review(row, 0)?,
+                owner: rows::user(row, at)?,
+                grant: grant.as_deref().and_then(GrantRole::parse),
+                comment_count: row.try_get(at + 4)?,
+                open_comment_count: row.try_get(at + 5)?,
+            })
+        })
+    }
+
+    async fn versions(&self, review_id: &str) -> StoreResult<Vec<VersionRecord>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {} FROM versions WHERE review_id = $1 ORDER BY seq",
+            rows::VERSION_COLUMNS
+        ))
+        .bind(review_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_rows(rows, rows::version)
+    }
+
+    async fn version(
+        &self,
+        review_id: &str,
+        version_id: &str,
+    ) -> StoreResult<Option<VersionRecord>> {
+        let row = sqlx::query(&format!(
+            "SELECT {} FROM versions WHERE review_id = $1 AND id = $2",
+            rows::VERSION_COLUMNS
+        ))
+        .bind(review_id)
+        .bind(version_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_optional(row, rows::version)
+    }
+
+    async fn version_html(
+        &self,
+        review_id: &str,
+        version_id: &str,
+    ) -> StoreResult<Option<(VersionRecord, Vec<u8>)>> {
+        let row = sqlx::query(&format!(
+            "SELECT {}, html FROM versions WHERE review_id = $1 AND id = $2",
+            rows::VERSION_COLUMNS
+        ))
+        .bind(review_id)
+        .bind(version_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_optional(row, |row| Ok((rows::version(row)?, row.try_get(6)?)))
+    }
+
+    async fn write_version(&self, write: VersionWrite) -> StoreResult<Revisions> {
+        let mut tx = self.begin().await?;
+        // The row lock makes concurrent version and comment writes on this document wait for
+        // this transaction, so the two checks below stay true until it commits.
+        let current = sqlx::query(
+            "SELECT latest_version_id, comments_revision, structure_revision FROM reviews WHERE id = $1 FOR UPDATE",
+        )
+        .bind(&write.review_id)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let Some((latest, comments_revision, structure_revision)) = map_optional(current, |row| {
+            Ok::<(String, i64, i64), _>((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))
+        })?
+        else {
+            return Err(StoreError::NotFound);
+        };
+        if latest != write.expected_latest_version_id {
+            return Err(StoreError::StaleVersion { latest });
+        }
+        if comments_revision != write.expected_comments_revision {
+            return Err(StoreError::RevisionConflict {
+                current: comments_revision,
+            });
+        }
+        let v = &write.version;
+        if write.append {
+            sqlx::query(
+                "INSERT INTO versions (id, review_id, seq, label, created_at, source_hash, sections, html) \
+                 VALUES ($1, $2, (SELECT coalesce(max(seq), 0) + 1 FROM versions WHERE review_id = $2), $3, $4, $5, $6::jsonb, $7)",
+            )
+            .bind(&v.id)
+            .bind(&write.review_id)
+            .bind(&v.label)
+            .bind(v.created_at)
+            .bind(&v.source_hash)
+            .bind(to_json(&v.sections))
+            .bind(write.html.as_slice())
+            .execute(&mut *tx)
+            .await
+            .map_err(unique("version"))?;
+        } else {
+            sqlx::query(
+                "UPDATE versions SET label = $3, source_hash = $4, sections = $5::jsonb, html = $6 \
+                 WHERE review_id = $1 AND id = $2",
+            )
+            .bind(&write.review_id)
+            .bind(&v.id)
+            .bind(&v.label)
+            .bind(&v.source_hash)
+            .bind(to_json(&v.sections))
+            .bind(write.html.as_slice())
+            .execute(&mut *tx)
+            .await
+            .map_err(map_error)?;
+        }
+        for (comment_id, anchor) in &write.anchors {
+            sqlx::query("UPDATE comments SET anchor = $2::jsonb WHERE id = $1 AND review_id = $3")
+                .bind(comment_id)
+                .bind(to_json(anchor))
+                .bind(&write.review_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_error)?;
+        }
+        let revisions = Revisions {
+            comments: comments_revision + 1,
+            structure: structure_revision + i64::from(write.structure_changed),
+        };
+        sqlx::query(
+            "UPDATE reviews SET latest_version_id = $2, comments_revision = $3, structure_revision = $4, \
+             updated_at = $5, change_seq = change_seq + 1 WHERE id = $1",
+        )
+        .bind(&write.review_id)
+        .bind(&v.id)
+        .bind(revisions.comments)
+        .bind(revisions.structure)
+        .bind(write.at)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        tx.commit().await.map_err(map_error)?;
+        Ok(revisions)
+    }
+
+    async fn project(&self, code: &str) -> StoreResult<Option<ProjectRecord>> {
+        let row = sqlx::query(
+            "SELECT code, name, company, status, in_snapshot FROM projects WHERE code = $1",
+        )
+        .bind(code)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_optional(row, |row| {
+            let status: String = row.try_get(3)?;
+            Ok(ProjectRecord {
+                code: row.try_get(0)?,
+                name: row.try_get(1)?,
+                company: row.try_get(2)?,
+                active: status == "active",
+                in_snapshot: row.try_get(4)?,
+            })
+        })
+    }
+
+    async fn comment_thread(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+    ) -> StoreResult<Option<CommentThread>> {
+        let mut tx = self.snapshot().await?;
+        let comment = sqlx::query(&format!(
+            "SELECT {} FROM comments WHERE review_id = $1 AND id = $2",
+            rows::COMMENT_COLUMNS
+        ))
+        .bind(review_id)
+        .bind(comment_id)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let Some(comment) = map_optional(comment, rows::comment)? else {
+            return Ok(None);
+        };
+        let messages = sqlx::query(&format!(
+            "SELECT {} FROM messages WHERE comment_id = $1 ORDER BY created_at, id",
+            rows::MESSAGE_COLUMNS
+        ))
+        .bind(comment_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let events = sqlx::query(&format!(
+            "SELECT {} FROM status_events WHERE comment_id = $1 ORDER BY seq",
+            rows::EVENT_COLUMNS
+        ))
+        .bind(comment_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        tx.commit().await.map_err(map_error)?;
+        Ok(Some(CommentThread {
+            comment,
+            messages: map_rows(messages, rows::message)?,
+            events: map_rows(events, rows::event)?,
+        }))
+    }
+
+    async fn live_comments(&self, review_id: &str) -> StoreResult<Vec<CommentRecord>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {} FROM comments WHERE review_id = $1 AND deleted_at IS NULL ORDER BY created_at, id",
+            rows::COMMENT_COLUMNS
+        ))
+        .bind(review_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_rows(rows, rows::comment)
+    }
+
+    async fn users(&self, ids: &[String]) -> StoreResult<Vec<User>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query("SELECT id, provider, display_name FROM users WHERE id = ANY($1)")
+            .bind(ids)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_error)?;
+        let found: HashMap<String, User> = map_rows(rows, user_at0)?
+            .into_iter()
+            .map(|user| (user.id.clone(), user))
+            .collect();
+        // One query, answered in the order asked (repeats included), as the SQLite backend's
+        // one-lookup-per-id loop does.
+        Ok(ids.iter().filter_map(|id| found.get(id).cloned()).collect())
+    }
+
+    async fn write_comments(&self, review_id: &str, write: CommentsWrite) -> StoreResult<i64> {
+        let mut tx = self.begin().await?;
+        // The compare-and-swap. A concurrent writer of the same document (on any node) holds the
+        // row until it commits; PostgreSQL then re-checks this WHERE against the committed row,
+        // so of all writers expecting the same revision exactly one matches.
+        let bumped: Option<i64> = sqlx::query_scalar(
+            "UPDATE reviews SET comments_revision = comments_revision + 1, updated_at = $3, change_seq = change_seq + 1 \
+             WHERE id = $1 AND comments_revision = $2 RETURNING comments_revision",
+        )
+        .bind(review_id)
+        .bind(write.expected_revision)
+        .bind(write.at)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let Some(revision) = bumped else {
+            let current: Option<i64> =
+                sqlx::query_scalar("SELECT comments_revision FROM reviews WHERE id = $1")
+                    .bind(review_id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(map_error)?;
+            return Err(match current {
+                Some(current) => StoreError::RevisionConflict { current },
+                None => StoreError::NotFound,
+            });
+        };
+        for comment in &write.comments {
+            upsert_comment(&mut tx, comment).await?;
+        }
+        for message in &write.messages {
+            upsert_message(&mut tx, message).await?;
+        }
+        for event in &write.events {
+            sqlx::query(
+                "INSERT INTO status_events (comment_id, seq, review_id, status, by_id, ts) VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&event.comment_id)
+            .bind(event.seq)
+            .bind(review_id)
+            .bind(event.status.as_str())
+            .bind(&event.by_id)
+            .bind(event.ts)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_error)?;
+        }
+        for run in &write.runs {
+            upsert_run(&mut tx, run).await?;
+        }
+        tx.commit().await.map_err(map_error)?;
+        Ok(revision)
+    }
+
+    async fn insert_run(&self, run: RunRecord) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        let touched = sqlx::query(
+            "UPDATE reviews SET change_seq = change_seq + 1, updated_at = $2 WHERE id = $1",
+        )
+        .bind(&run.review_id)
+        .bind(run.created_at)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_error)?
+        .rows_affected();
+        if touched == 0 {
+            return Err(StoreError::NotFound);
+        }
+        upsert_run(&mut tx, &run).await?;
+        tx.commit().await.map_err(map_error)
+    }
+
+    async fn run(&self, review_id: &str, run_id: &str) -> StoreResult<Option<RunRecord>> {
+        let row = sqlx::query(&format!(
+            "SELECT {} FROM runs WHERE review_id = $1 AND id = $2",
+            rows::RUN_COLUMNS
+        ))
+        .bind(review_id)
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_optional(row, rows::run)
+    }
+
+    async fn run_items(
+        &self,
+        review_id: &str,
+        run_id: &str,
+    ) -> StoreResult<(Vec<CommentRecord>, Vec<MessageRecord>)> {
+        let mut tx = self.snapshot().await?;
+        let comments = sqlx::query(&format!(
+            "SELECT {} FROM comments WHERE review_id = $1 AND run_id = $2 ORDER BY created_at, id",
+            rows::COMMENT_COLUMNS
+        ))
+        .bind(review_id)
+        .bind(run_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let messages = sqlx::query(&format!(
+            "SELECT {} FROM messages WHERE review_id = $1 AND run_id = $2 ORDER BY created_at, id",
+            rows::MESSAGE_COLUMNS
+        ))
+        .bind(review_id)
+        .bind(run_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        tx.commit().await.map_err(map_error)?;
+        Ok((
+            map_rows(comments, rows::comment)?,
+            map_rows(messages, rows::message)?,
+        ))
+    }
+
+    async fn running_runs_before(&self, cutoff: Millis) -> StoreResult<Vec<(String, String)>> {
+        let rows = sqlx::query(
+            "SELECT review_id, id FROM runs WHERE status = 'running' AND created_at < $1 ORDER BY created_at, id",
+        )
+        .bind(cutoff)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_rows(rows, |row| Ok((row.try_get(0)?, row.try_get(1)?)))
+    }
+}

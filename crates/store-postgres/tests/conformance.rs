@@ -1,0 +1,323 @@
+//! Runs the storage conformance suite against the PostgreSQL backend, plus the checks only a
+//! shared database has (several nodes on one database, startup while it is unreachable).
+//!
+//! Set `DOCREVIEW_TEST_DATABASE_URL` (e.g. `postgres://postgres@127.0.0.1:5432/test`) to a
+//! database whose user may create databases: each check creates its own scratch database
+//! `docreview_t_<random>` through it and drops it when the check's store is dropped, also when
+//! the check fails. Unset, every test returns early with a note.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use docreview_core::store::{Store, StoreError};
+use docreview_store_conformance::StoreWithCleanup;
+use docreview_store_conformance::fixtures::{T0, comment, comments_write, head, review, user};
+use docreview_store_postgres::{PgOptions, PgStore};
+use sqlx::{Connection, Executor, PgConnection};
+
+const ADMIN_URL_VAR: &str = "DOCREVIEW_TEST_DATABASE_URL";
+
+fn admin_url() -> Option<String> {
+    std::env::var(ADMIN_URL_VAR)
+        .ok()
+        .filter(|url| !url.is_empty())
+}
+
+/// A name no other test (in this or a concurrent run) uses.
+fn scratch_name() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "docreview_t_{}_{}_{}",
+        std::process::id(),
+        nanos % 1_000_000_000_000,
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// `url` pointing at database `name` instead of its own (query parameters kept).
+fn with_database(url: &str, name: &str) -> String {
+    let (main, query) = match url.split_once('?') {
+        Some((main, query)) => (main, Some(query)),
+        None => (url, None),
+    };
+    let scheme_end = main.find("://").map_or(0, |at| at + 3);
+    let base = match main[scheme_end..].find('/') {
+        Some(at) => &main[..scheme_end + at],
+        None => main,
+    };
+    match query {
+        Some(query) => format!("{base}/{name}?{query}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+/// Drops the scratch database when dropped. Runs on a thread of its own with its own runtime,
+/// because `Drop` cannot await and may run inside (or after) the test's runtime.
+struct ScratchDatabase {
+    admin_url: String,
+    name: String,
+}
+
+impl ScratchDatabase {
+    async fn create() -> Option<(ScratchDatabase, String)> {
+        let admin_url = admin_url()?;
+        let name = scratch_name();
+        let mut admin = PgConnection::connect(&admin_url)
+            .await
+            .expect("connect to DOCREVIEW_TEST_DATABASE_URL");
+        // A locale-aware (ICU) collation where the server has one: ordering and paging must
+        // not depend on the database's locale, and under `C` any mistake there would hide.
+        let icu = format!(
+            "CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"
+        );
+        if admin.execute(icu.as_str()).await.is_err() {
+            admin
+                .execute(format!("CREATE DATABASE {name}").as_str())
+                .await
+                .expect("create scratch database");
+        }
+        let _ = admin.close().await;
+        let url = with_database(&admin_url, &name);
+        Some((ScratchDatabase { admin_url, name }, url))
+    }
+}
+
+impl Drop for ScratchDatabase {
+    fn drop(&mut self) {
+        let (admin_url, name) = (self.admin_url.clone(), self.name.clone());
+        let dropper = std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(async move {
+                let Ok(mut admin) = PgConnection::connect(&admin_url).await else {
+                    eprintln!("note: could not connect to drop scratch database {name}");
+                    return;
+                };
+                // FORCE: the dropped store's pool may still hold connections.
+                let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                if let Err(error) = admin.execute(sql.as_str()).await {
+                    eprintln!("note: could not drop scratch database {name}: {error}");
+                }
+                let _ = admin.close().await;
+            });
+        });
+        // Never panic in Drop (it may run while a failed check unwinds).
+        let _ = dropper.join();
+    }
+}
+
+fn test_options() -> PgOptions {
+    PgOptions {
+        max_connections: 20,
+        statement_timeout: Duration::from_secs(30),
+        connect_timeout: Duration::from_secs(5),
+        retry_for: Duration::from_secs(10),
+    }
+}
+
+async fn fresh_store() -> Option<Arc<dyn Store>> {
+    let (scratch, url) = ScratchDatabase::create().await?;
+    let store = PgStore::connect(&url, test_options())
+        .await
+        .expect("connect to the scratch database");
+    Some(Arc::new(StoreWithCleanup::new(Arc::new(store), scratch)))
+}
+
+docreview_store_conformance::conformance_tests!(fresh_store);
+
+/// Several nodes starting at once on an empty database: each migration is applied exactly once,
+/// and every node comes up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_starting_together_migrate_once() {
+    let Some((scratch, url)) = ScratchDatabase::create().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let nodes: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move { PgStore::connect(&url, test_options()).await })
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for node in nodes {
+        stores.push(node.await.expect("task").expect("every node connects"));
+    }
+    let (count, max): (i64, Option<i64>) =
+        sqlx::query_as("SELECT count(*), max(version) FROM schema_migrations")
+            .fetch_one(stores[0].pool())
+            .await
+            .expect("read schema_migrations");
+    assert_eq!((count, max), (1, Some(1)));
+    for store in &stores {
+        store.ping().await.expect("ping");
+    }
+    drop(stores);
+    drop(scratch);
+}
+
+/// Two nodes (two pools) writing one document: every write gets a distinct revision or a
+/// conflict, and the revisions taken are exactly 1..=N.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revision_check_holds_across_nodes() {
+    let Some((scratch, url)) = ScratchDatabase::create().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let node_a: Arc<dyn Store> = Arc::new(
+        PgStore::connect(&url, test_options())
+            .await
+            .expect("node a"),
+    );
+    let node_b: Arc<dyn Store> = Arc::new(
+        PgStore::connect(&url, test_options())
+            .await
+            .expect("node b"),
+    );
+    user(&node_a, "usr_alice").await;
+    review(&node_a, "rev", "usr_alice", T0).await;
+
+    let writers: Vec<_> = (0..12)
+        .map(|i| {
+            let node = if i % 2 == 0 {
+                Arc::clone(&node_a)
+            } else {
+                Arc::clone(&node_b)
+            };
+            tokio::spawn(async move {
+                let mut conflicts = 0;
+                loop {
+                    let current = head(&node, "rev").await.review.comments_revision;
+                    let at = T0 + 1 + i;
+                    let write = comments_write(
+                        current,
+                        at,
+                        vec![comment("rev", &format!("c{i}"), "usr_alice", at)],
+                    );
+                    match node.write_comments("rev", write).await {
+                        Ok(revision) => return (revision, conflicts),
+                        Err(StoreError::RevisionConflict { .. }) => conflicts += 1,
+                        Err(other) => panic!("unexpected error: {other:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut revisions = Vec::new();
+    for writer in writers {
+        revisions.push(writer.await.expect("writer").0);
+    }
+    revisions.sort_unstable();
+    assert_eq!(revisions, (1..=12).collect::<Vec<i64>>());
+    let state = node_b
+        .review_state("rev")
+        .await
+        .expect("state")
+        .expect("exists");
+    assert_eq!(state.head.review.comments_revision, 12);
+    assert_eq!(state.comments.len(), 12);
+    drop((node_a, node_b));
+    drop(scratch);
+}
+
+/// An unreachable server is retried until `retry_for` runs out, then `Unavailable`; a server
+/// that refuses the credentials or lacks the database fails at once with `Internal`.
+#[tokio::test]
+async fn connect_retries_only_what_retrying_can_cure() {
+    // Port 1 on loopback: nothing listens there, so every attempt is refused at once.
+    let started = Instant::now();
+    let options = PgOptions {
+        retry_for: Duration::from_millis(700),
+        connect_timeout: Duration::from_millis(500),
+        ..PgOptions::default()
+    };
+    let outcome = PgStore::connect("postgres://app:hunter2@127.0.0.1:1/docs", options).await;
+    let elapsed = started.elapsed();
+    match outcome {
+        Err(StoreError::Unavailable(error)) => {
+            assert!(!error.to_string().contains("hunter2"));
+        }
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    assert!(
+        elapsed >= Duration::from_millis(600),
+        "retried for about retry_for: {elapsed:?}"
+    );
+    assert!(
+        elapsed < Duration::from_secs(5),
+        "then gave up: {elapsed:?}"
+    );
+
+    assert!(matches!(
+        PgStore::connect("mysql://nope", PgOptions::default()).await,
+        Err(StoreError::Internal(_))
+    ));
+
+    let Some(admin_url) = admin_url() else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped the rest");
+        return;
+    };
+    let started = Instant::now();
+    let missing = with_database(&admin_url, "docreview_t_does_not_exist");
+    match PgStore::connect(&missing, PgOptions::default()).await {
+        Err(StoreError::Internal(_)) => {}
+        other => panic!("a missing database is not retried: {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// The statement timeout is set on every pooled connection, and a statement cut off by it
+/// answers `Unavailable`.
+#[tokio::test]
+async fn statement_timeout_applies() {
+    let Some((scratch, url)) = ScratchDatabase::create().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let options = PgOptions {
+        statement_timeout: Duration::from_millis(250),
+        ..test_options()
+    };
+    let store = PgStore::connect(&url, options).await.expect("connect");
+    let shown: String = sqlx::query_scalar("SHOW statement_timeout")
+        .fetch_one(store.pool())
+        .await
+        .expect("show");
+    assert_eq!(shown, "250ms");
+    let error = sqlx::query("SELECT pg_sleep(2)")
+        .execute(store.pool())
+        .await
+        .expect_err("cut off by the timeout");
+    let code = error
+        .as_database_error()
+        .and_then(|e| e.code().map(|c| c.into_owned()));
+    assert_eq!(code.as_deref(), Some("57014"));
+    assert!(!format!("{store:?}").contains("password"));
+    drop(store);
+    drop(scratch);
+}
+
+#[test]
+fn with_database_replaces_only_the_database() {
+    assert_eq!(
+        with_database("postgres://postgres@127.0.0.1:5432/test", "x"),
+        "postgres://postgres@127.0.0.1:5432/x"
+    );
+    assert_eq!(
+        with_database("postgres://u:p@localhost/test?sslmode=disable", "x"),
+        "postgres://u:p@localhost/x?sslmode=disable"
+    );
+    assert_eq!(
+        with_database("postgres://localhost", "x"),
+        "postgres://localhost/x"
+    );
+}
