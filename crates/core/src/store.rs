@@ -38,7 +38,8 @@ pub enum StoreError {
 pub enum Visibility {
     /// Shared-token principals and org admins see every document.
     All,
-    /// A member sees what they own, what is shared with them and, if internal, link-mode documents.
+    /// A member sees what they own and, if internal, what is shared with them and link-mode
+    /// documents (external members act only inside their projects).
     Member {
         user_id: String,
         email: String,
@@ -75,9 +76,10 @@ pub struct NewReview {
 pub struct CommentsWrite {
     pub expected_revision: i64,
     pub at: Millis,
-    /// Inserted or replaced whole.
+    /// Inserted, or their changeable fields (category, status, body, anchor, edit and delete
+    /// times) updated.
     pub comments: Vec<CommentRecord>,
-    /// Inserted or replaced whole.
+    /// Inserted, or their body and edit and delete times updated.
     pub messages: Vec<MessageRecord>,
     /// Appended.
     pub events: Vec<StatusEventRecord>,

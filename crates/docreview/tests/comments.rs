@@ -439,6 +439,15 @@ async fn empty_body_is_rejected() {
 }
 
 #[tokio::test]
+async fn body_with_a_nul_character_is_rejected() {
+    let doc = setup().await;
+    doc.post(&doc.owner, json!({ "body": "before\u{0}after" }))
+        .await
+        .expect_error(400, "invalid_request");
+    assert_eq!(count(&doc.review(&doc.owner).await), 0);
+}
+
+#[tokio::test]
 async fn body_over_20000_characters_is_rejected() {
     let doc = setup().await;
     doc.post(&doc.owner, json!({ "body": "x".repeat(20_001) }))

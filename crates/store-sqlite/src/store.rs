@@ -14,10 +14,16 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::rows::{self, to_json};
 use crate::{SqliteStore, internal};
 
-/// Maps a unique-constraint violation to `AlreadyExists(what)`.
+/// Maps a unique-key violation to `AlreadyExists(what)` and a missing referenced row (foreign
+/// key) to `NotFound`, as the PostgreSQL backend does.
 fn unique(what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-    move |error| match error.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::ConstraintViolation) => StoreError::AlreadyExists(what),
+    move |error| match &error {
+        rusqlite::Error::SqliteFailure(failure, _) => match failure.extended_code {
+            rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+            | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => StoreError::AlreadyExists(what),
+            rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => StoreError::NotFound,
+            _ => internal(error),
+        },
         _ => internal(error),
     }
 }

@@ -171,6 +171,12 @@ pub(crate) use retrying;
 
 /// Checks a text field's length in characters.
 fn check_length(field: &str, value: &str, min: usize, max: usize) -> Result<()> {
+    // NUL has no use in text, and PostgreSQL cannot store it: refuse it here, for both backends.
+    if value.contains('\0') {
+        return Err(Error::invalid(format!(
+            "{field} must not contain NUL characters"
+        )));
+    }
     let length = value.chars().count();
     if length < min || length > max {
         return Err(Error::invalid(format!(
