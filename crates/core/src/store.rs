@@ -112,6 +112,9 @@ pub struct Revisions {
 
 #[async_trait::async_trait]
 pub trait Store: Send + Sync + 'static {
+    /// Answers once the database can serve a query (readiness).
+    async fn ping(&self) -> StoreResult<()>;
+
     // Accounts and tokens.
     async fn create_account(
         &self,

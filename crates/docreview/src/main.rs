@@ -21,6 +21,7 @@ use docreview_core::identity::{Secret, SharedTokens};
 use docreview_core::model::{Scope, SharedKind};
 use docreview_core::service::{NewUser, Settings};
 use docreview_core::store::Store;
+use docreview_store_postgres::{PgOptions, PgStore};
 use docreview_store_sqlite::SqliteStore;
 
 #[derive(Parser)]
@@ -50,9 +51,28 @@ struct StorageArgs {
     /// Directory for the SQLite database and anything else kept locally [default: ./data].
     #[arg(long, env = "DOCREVIEW_DATA_DIR")]
     data_dir: Option<PathBuf>,
-    /// `sqlite://PATH` for an explicit SQLite file (`postgres://…` arrives with the PostgreSQL backend).
+    /// `postgres://…` selects PostgreSQL; `sqlite://PATH` an explicit SQLite file.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     database_url: Option<String>,
+    /// PostgreSQL: most connections this node holds open.
+    #[arg(long, env = "DOCREVIEW_PG_MAX_CONNECTIONS", default_value_t = 16)]
+    pg_max_connections: u32,
+    /// PostgreSQL: longest a single statement may run, in milliseconds (0: no limit).
+    #[arg(
+        long,
+        env = "DOCREVIEW_PG_STATEMENT_TIMEOUT_MS",
+        default_value_t = 30_000
+    )]
+    pg_statement_timeout_ms: u64,
+    /// PostgreSQL: how long to keep retrying an unreachable database at start, in seconds.
+    #[arg(long, env = "DOCREVIEW_PG_CONNECT_RETRY_SECS", default_value_t = 60)]
+    pg_connect_retry_secs: u64,
+}
+
+/// Where the data lives.
+enum Backend {
+    Sqlite(PathBuf),
+    Postgres(String),
 }
 
 #[derive(Args)]
@@ -90,6 +110,11 @@ enum AdminCommand {
         /// Read a password for browser sign-in from standard input.
         #[arg(long)]
         password_stdin: bool,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+    /// Apply pending schema migrations and exit (for operators who migrate before rolling out).
+    Migrate {
         #[command(flatten)]
         storage: StorageArgs,
     },
@@ -145,25 +170,53 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Where the SQLite database lives, from `DATABASE_URL` or the data directory.
-fn database_path(storage: &StorageArgs, data_dir: &Path) -> anyhow::Result<PathBuf> {
+/// The backend named by `DATABASE_URL`, else SQLite in the data directory.
+fn backend(storage: &StorageArgs, data_dir: &Path) -> anyhow::Result<Backend> {
     match storage.database_url.as_deref() {
-        None | Some("") => Ok(data_dir.join("docreview.db")),
+        None | Some("") => Ok(Backend::Sqlite(data_dir.join("docreview.db"))),
         Some(url) => match url.split_once("://") {
-            Some(("sqlite", path)) if !path.is_empty() => Ok(PathBuf::from(path)),
-            Some(("postgres" | "postgresql", _)) => {
-                bail!("DATABASE_URL names PostgreSQL, but this build has only the SQLite backend")
-            }
-            _ => bail!("DATABASE_URL must be sqlite://PATH (or unset to use the data directory)"),
+            Some(("sqlite", path)) if !path.is_empty() => Ok(Backend::Sqlite(PathBuf::from(path))),
+            Some(("postgres" | "postgresql", _)) => Ok(Backend::Postgres(url.to_string())),
+            _ => bail!(
+                "DATABASE_URL must be postgres://… or sqlite://PATH (or unset to use the data directory)"
+            ),
         },
     }
 }
 
-fn open_service(path: &Path, max_html_bytes: usize) -> anyhow::Result<Arc<Service>> {
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(path)
-            .with_context(|| format!("opening the database {}", path.display()))?,
-    );
+/// Opens the store, applying pending migrations.
+async fn open_store(backend: &Backend, storage: &StorageArgs) -> anyhow::Result<Arc<dyn Store>> {
+    Ok(match backend {
+        Backend::Sqlite(path) => Arc::new(
+            SqliteStore::open(path)
+                .with_context(|| format!("opening the database {}", path.display()))?,
+        ),
+        Backend::Postgres(url) => {
+            let options = PgOptions {
+                max_connections: storage.pg_max_connections,
+                statement_timeout: Duration::from_millis(storage.pg_statement_timeout_ms),
+                retry_for: Duration::from_secs(storage.pg_connect_retry_secs),
+                ..PgOptions::default()
+            };
+            let store = PgStore::connect(url, options).await.with_context(|| {
+                format!(
+                    "connecting to {}",
+                    docreview_store_postgres::redact_url(url)
+                )
+            })?;
+            Arc::new(store)
+        }
+    })
+}
+
+fn describe(backend: &Backend) -> String {
+    match backend {
+        Backend::Sqlite(path) => path.display().to_string(),
+        Backend::Postgres(url) => docreview_store_postgres::redact_url(url),
+    }
+}
+
+fn service_on(store: Arc<dyn Store>, max_html_bytes: usize) -> Arc<Service> {
     let shared = SharedTokens::new(
         [
             (SharedKind::Agent, "DOCREVIEW_AGENT_TOKEN"),
@@ -181,12 +234,7 @@ fn open_service(path: &Path, max_html_bytes: usize) -> anyhow::Result<Arc<Servic
         max_html_bytes,
         ..Settings::default()
     };
-    Ok(Arc::new(Service::new(
-        store,
-        Arc::new(SystemClock),
-        shared,
-        settings,
-    )))
+    Arc::new(Service::new(store, Arc::new(SystemClock), shared, settings))
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -195,14 +243,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (None, true) => demo::fresh_data_dir()?,
         (None, false) => PathBuf::from("./data"),
     };
-    let path = database_path(&args.storage, &data_dir)?;
-    if args.demo && path.exists() {
-        bail!(
+    let backend = backend(&args.storage, &data_dir)?;
+    match &backend {
+        Backend::Sqlite(path) if args.demo && path.exists() => bail!(
             "--demo needs a fresh database, but {} already exists; pick another --data-dir",
             path.display()
-        );
+        ),
+        Backend::Postgres(_) if args.demo => {
+            bail!("--demo seeds a fresh SQLite database; unset DATABASE_URL to use it")
+        }
+        _ => {}
     }
-    let service = open_service(&path, args.max_html_bytes)?;
+    let service = service_on(
+        open_store(&backend, &args.storage).await?,
+        args.max_html_bytes,
+    );
     service.ensure_service_accounts().await?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -219,7 +274,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         demo::print_welcome(&base_url, &data_dir, &seeded);
     }
     println!("docreview listening on http://{address}");
-    tracing::info!(%address, database = %path.display(), "docreview started");
+    tracing::info!(%address, database = %describe(&backend), "docreview started");
 
     let sweeper = tokio::spawn(sweep_stale_runs(Arc::clone(&service)));
     let app = docreview_server::app(service);
@@ -280,7 +335,7 @@ async fn admin(command: AdminCommand) -> anyhow::Result<()> {
             } else {
                 None
             };
-            let service = open_admin_service(&storage)?;
+            let service = open_admin_service(&storage).await?;
             let account = service
                 .create_user(NewUser {
                     email,
@@ -309,23 +364,32 @@ async fn admin(command: AdminCommand) -> anyhow::Result<()> {
                     })
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let service = open_admin_service(&storage)?;
+            let service = open_admin_service(&storage).await?;
             let issued = service
                 .issue_token(&email, scopes, name, expires_in_days)
                 .await?;
             println!("{}", issued.value.expose());
         }
+        AdminCommand::Migrate { storage } => {
+            let backend = admin_backend(&storage)?;
+            open_store(&backend, &storage).await?;
+            println!("the schema of {} is up to date", describe(&backend));
+        }
     }
     Ok(())
 }
 
-fn open_admin_service(storage: &StorageArgs) -> anyhow::Result<Arc<Service>> {
+fn admin_backend(storage: &StorageArgs) -> anyhow::Result<Backend> {
     let data_dir = storage
         .data_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("./data"));
-    let path = database_path(storage, &data_dir)?;
-    open_service(&path, Settings::default().max_html_bytes)
+    backend(storage, &data_dir)
+}
+
+async fn open_admin_service(storage: &StorageArgs) -> anyhow::Result<Arc<Service>> {
+    let store = open_store(&admin_backend(storage)?, storage).await?;
+    Ok(service_on(store, Settings::default().max_html_bytes))
 }
 
 fn read_password() -> anyhow::Result<String> {

@@ -173,6 +173,10 @@ const INSERT_ACCOUNT: &str = "INSERT INTO users (id, email, display_name, provid
 
 #[async_trait::async_trait]
 impl Store for PgStore {
+    async fn ping(&self) -> StoreResult<()> {
+        PgStore::ping(self).await
+    }
+
     async fn create_account(
         &self,
         account: Account,

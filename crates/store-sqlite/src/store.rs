@@ -166,6 +166,10 @@ fn account_where(conn: &Connection, condition: &str, value: &str) -> StoreResult
 
 #[async_trait::async_trait]
 impl Store for SqliteStore {
+    async fn ping(&self) -> StoreResult<()> {
+        self.lookup(|conn| conn.query_row("SELECT 1", [], |_| Ok(())).map_err(internal))
+    }
+
     async fn create_account(
         &self,
         account: Account,

@@ -74,6 +74,11 @@ impl Service {
         }
     }
 
+    /// Readiness: whether the database answers.
+    pub async fn ready(&self) -> Result<()> {
+        Ok(self.store.ping().await?)
+    }
+
     pub fn max_html_bytes(&self) -> usize {
         self.settings.max_html_bytes
     }

@@ -31,9 +31,22 @@ struct RevisionBody {
     comments_revision: i64,
 }
 
-/// Endpoints that need no credentials.
+/// Endpoints that need no credentials: liveness (the process answers) and readiness (its
+/// database answers too), for load balancers and orchestrators.
 pub fn public() -> Router<AppState> {
-    Router::new().route("/healthz", get(|| async { "ok" }))
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+}
+
+async fn readyz(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match state.service.ready().await {
+        Ok(()) => "ready".into_response(),
+        Err(error) => crate::error::ApiError(error).into_response(),
+    }
 }
 
 /// The JSON API; every handler here takes an `Authorized<_>` extractor.
