@@ -30,6 +30,9 @@ impl StoreWithCleanup {
 
 #[async_trait::async_trait]
 impl Store for StoreWithCleanup {
+    async fn ping(&self) -> StoreResult<()> {
+        self.store.ping().await
+    }
     async fn create_account(
         &self,
         account: Account,
