@@ -6,6 +6,7 @@ pub mod anchor;
 pub mod cache;
 pub mod clock;
 pub mod error;
+pub mod events;
 pub mod identity;
 pub mod ids;
 pub mod model;

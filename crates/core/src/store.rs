@@ -115,6 +115,9 @@ pub trait Store: Send + Sync + 'static {
     /// Answers once the database can serve a query (readiness).
     async fn ping(&self) -> StoreResult<()>;
 
+    /// Every document change committed from now on, through any node sharing this database.
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::ReviewEvent>;
+
     // Accounts and tokens.
     async fn create_account(
         &self,

@@ -277,9 +277,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(%address, database = %describe(&backend), "docreview started");
 
     let sweeper = tokio::spawn(sweep_stale_runs(Arc::clone(&service)));
-    let app = docreview_server::app(service);
+    // The signal also ends open event streams, which would otherwise hold shutdown open.
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let app = docreview_server::app(service, shutdown.clone());
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            shutdown.cancel();
+        })
         .await?;
     sweeper.abort();
     Ok(())

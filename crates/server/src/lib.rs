@@ -11,6 +11,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use docreview_core::Service;
+use tokio_util::sync::CancellationToken;
 
 pub use middleware::API_VERSION;
 
@@ -18,15 +19,17 @@ pub use middleware::API_VERSION;
 #[derive(Clone)]
 pub struct AppState {
     pub service: Arc<Service>,
+    /// Cancelled when the server shuts down, so long-lived event streams end and let it.
+    pub shutdown: CancellationToken,
 }
 
 /// Extra room above the HTML limit for the rest of a multipart or JSON body.
 const BODY_OVERHEAD: usize = 1024 * 1024;
 
 /// The whole HTTP surface.
-pub fn app(service: Arc<Service>) -> Router {
+pub fn app(service: Arc<Service>, shutdown: CancellationToken) -> Router {
     let body_limit = service.max_html_bytes() + BODY_OVERHEAD;
-    let state = AppState { service };
+    let state = AppState { service, shutdown };
     // The fallback sits inside the credential layer, so an unknown path answered to a personal
     // token carries its expiry header like every other answer.
     let api = routes::api()

@@ -33,6 +33,9 @@ impl Store for StoreWithCleanup {
     async fn ping(&self) -> StoreResult<()> {
         self.store.ping().await
     }
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<docreview_core::events::ReviewEvent> {
+        self.store.subscribe()
+    }
     async fn create_account(
         &self,
         account: Account,

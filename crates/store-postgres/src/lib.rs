@@ -18,12 +18,44 @@ mod store;
 use std::str::FromStr;
 use std::time::Duration;
 
+use docreview_core::events::{EVENT_BUFFER, ReviewEvent};
 use docreview_core::store::{StoreError, StoreResult};
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 use sqlx::{Connection, Executor, PgConnection, PgPool};
+use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use crate::error::map_error;
+
+/// The `LISTEN`/`NOTIFY` channel carrying document change events between nodes.
+pub const EVENTS_CHANNEL: &str = "docreview_events";
+
+/// Listens on `EVENTS_CHANNEL` for as long as the process runs, forwarding every event to this
+/// node's listeners; reconnects with backoff when the connection drops (events sent while it is
+/// down are missed, and the next event carries the current revisions anyway).
+async fn forward_notifications(pool: PgPool, events: broadcast::Sender<ReviewEvent>) {
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        let listening = async {
+            let mut listener = PgListener::connect_with(&pool).await?;
+            listener.listen(EVENTS_CHANNEL).await?;
+            loop {
+                let notification = listener.recv().await?;
+                match serde_json::from_str::<ReviewEvent>(notification.payload()) {
+                    // Nobody listening on this node is not an error.
+                    Ok(event) => drop(events.send(event)),
+                    Err(error) => tracing::warn!(%error, "ignoring a malformed change event"),
+                }
+            }
+        };
+        let outcome: Result<(), sqlx::Error> = listening.await;
+        if let Err(error) = outcome {
+            tracing::warn!(%error, retry_in_ms = backoff.as_millis(), "change-event listener disconnected");
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
 
 /// Longest pause between two connection attempts: long enough not to hammer a recovering
 /// server, short enough that startup follows it closely.
@@ -59,6 +91,8 @@ impl Default for PgOptions {
 #[derive(Clone)]
 pub struct PgStore {
     pool: PgPool,
+    /// Changes heard on `EVENTS_CHANNEL`, from this node's writes and every other node's.
+    events: broadcast::Sender<ReviewEvent>,
     /// The database URL without its password, for logs and `Debug`.
     target: String,
     options: PgOptions,
@@ -141,7 +175,10 @@ impl PgStore {
             })
             .connect_lazy_with(connect_options);
         tracing::info!(%target, max_connections = options.max_connections, "connected to PostgreSQL");
+        let events = broadcast::channel(EVENT_BUFFER).0;
+        tokio::spawn(forward_notifications(pool.clone(), events.clone()));
         Ok(PgStore {
+            events,
             pool,
             target,
             options,
@@ -247,6 +284,7 @@ mod tests {
                 PgConnectOptions::from_str("postgres://app:hunter2@127.0.0.1:1/docs")
                     .expect("valid url"),
             ),
+            events: broadcast::channel(1).0,
             target: redact_url("postgres://app:hunter2@127.0.0.1:1/docs"),
             options: PgOptions::default(),
         };

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use docreview_core::events::{EventKind, ReviewEvent};
+
 use docreview_core::model::{
     AccessGrant, Account, CommentRecord, CommentThread, GrantRole, MessageRecord, Millis,
     ProjectRecord, ReviewHead, ReviewState, ReviewSummaryRecord, RunRecord, TokenRecord, User,
@@ -16,9 +18,9 @@ use docreview_core::store::{
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
-use crate::PgStore;
 use crate::error::{map_error, unique};
 use crate::rows::{self, to_json};
+use crate::{EVENTS_CHANNEL, PgStore};
 
 type RowResult<T> = Result<T, sqlx::Error>;
 
@@ -171,8 +173,34 @@ async fn upsert_run(conn: &mut PgConnection, r: &RunRecord) -> StoreResult<()> {
 const INSERT_ACCOUNT: &str = "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
+/// Queues a change event for the document's current revisions. `NOTIFY` is transactional:
+/// listeners on every node hear it when, and only if, this transaction commits.
+async fn notify(
+    tx: &mut Transaction<'_, Postgres>,
+    review_id: &str,
+    kind: EventKind,
+) -> StoreResult<()> {
+    sqlx::query(
+        "SELECT pg_notify($3, json_build_object('kind', $2::text, 'reviewId', id, \
+         'commentsRevision', comments_revision, 'structureRevision', structure_revision, \
+         'latestVersionId', latest_version_id, 'changeSeq', change_seq)::text) \
+         FROM reviews WHERE id = $1",
+    )
+    .bind(review_id)
+    .bind(kind.as_str())
+    .bind(EVENTS_CHANNEL)
+    .execute(&mut **tx)
+    .await
+    .map_err(map_error)?;
+    Ok(())
+}
+
 #[async_trait::async_trait]
 impl Store for PgStore {
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<ReviewEvent> {
+        self.events.subscribe()
+    }
+
     async fn ping(&self) -> StoreResult<()> {
         PgStore::ping(self).await
     }
@@ -600,6 +628,7 @@ impl Store for PgStore {
         .execute(&mut *tx)
         .await
         .map_err(map_error)?;
+        notify(&mut tx, &write.review_id, EventKind::Version).await?;
         tx.commit().await.map_err(map_error)?;
         Ok(revisions)
     }
@@ -746,6 +775,7 @@ impl Store for PgStore {
         for run in &write.runs {
             upsert_run(&mut tx, run).await?;
         }
+        notify(&mut tx, review_id, EventKind::Comments).await?;
         tx.commit().await.map_err(map_error)?;
         Ok(revision)
     }
@@ -765,6 +795,7 @@ impl Store for PgStore {
             return Err(StoreError::NotFound);
         }
         upsert_run(&mut tx, &run).await?;
+        notify(&mut tx, &run.review_id, EventKind::Review).await?;
         tx.commit().await.map_err(map_error)
     }
 

@@ -14,9 +14,10 @@ mod store;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 
+use docreview_core::events::{EVENT_BUFFER, EventKind, ReviewEvent};
 use docreview_core::store::{StoreError, StoreResult};
 use rusqlite::{Connection, OpenFlags};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::{Semaphore, broadcast, oneshot};
 
 /// At most this many writes share one commit.
 const MAX_BATCH: usize = 512;
@@ -27,6 +28,8 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: mpsc::Sender<Job>,
     readers: Arc<ReaderPool>,
+    /// Committed changes, for live listeners in this process (SQLite has no other nodes).
+    events: broadcast::Sender<ReviewEvent>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -56,6 +59,7 @@ impl SqliteStore {
             .spawn(move || write_loop(&writer, &receiver))
             .map_err(|e| StoreError::Internal(Box::new(e)))?;
         Ok(SqliteStore {
+            events: broadcast::channel(EVENT_BUFFER).0,
             path: path.to_path_buf(),
             writer: sender,
             readers: Arc::new(ReaderPool {
@@ -85,6 +89,46 @@ impl SqliteStore {
         answer
             .await
             .map_err(|_| unavailable("the writer thread has stopped"))?
+    }
+
+    /// A write that changes document `review_id`: once it is committed, listeners hear `kind`
+    /// with the document's revisions as this write left them.
+    async fn write_change<T, F>(
+        &self,
+        review_id: String,
+        kind: EventKind,
+        work: F,
+    ) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let (value, event) = self
+            .write(move |conn| {
+                let value = work(conn)?;
+                let event = conn
+                    .prepare_cached(
+                        "SELECT comments_revision, structure_revision, latest_version_id, change_seq \
+                         FROM reviews WHERE id = ?1",
+                    )
+                    .map_err(internal)?
+                    .query_row([&review_id], |row| {
+                        Ok(ReviewEvent {
+                            kind,
+                            review_id: review_id.clone(),
+                            comments_revision: row.get(0)?,
+                            structure_revision: row.get(1)?,
+                            latest_version_id: row.get(2)?,
+                            change_seq: row.get(3)?,
+                        })
+                    })
+                    .map_err(internal)?;
+                Ok((value, event))
+            })
+            .await?;
+        // Nobody listening is not an error.
+        let _ = self.events.send(event);
+        Ok(value)
     }
 
     /// Runs `work` on a pooled read connection on the blocking thread pool, inside one read

@@ -11,6 +11,8 @@ use docreview_core::store::{
 };
 use rusqlite::{Connection, OptionalExtension, params};
 
+use docreview_core::events::{EventKind, ReviewEvent};
+
 use crate::rows::{self, to_json};
 use crate::{SqliteStore, internal};
 
@@ -166,6 +168,10 @@ fn account_where(conn: &Connection, condition: &str, value: &str) -> StoreResult
 
 #[async_trait::async_trait]
 impl Store for SqliteStore {
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<ReviewEvent> {
+        self.events.subscribe()
+    }
+
     async fn ping(&self) -> StoreResult<()> {
         self.lookup(|conn| conn.query_row("SELECT 1", [], |_| Ok(())).map_err(internal))
     }
@@ -504,7 +510,7 @@ impl Store for SqliteStore {
     }
 
     async fn write_version(&self, write: VersionWrite) -> StoreResult<Revisions> {
-        self.write(move |conn| {
+        self.write_change(write.review_id.clone(), EventKind::Version, move |conn| {
             let current: Option<(String, i64, i64)> = conn
                 .prepare_cached("SELECT latest_version_id, comments_revision, structure_revision FROM reviews WHERE id = ?1")
                 .map_err(internal)?
@@ -665,7 +671,7 @@ impl Store for SqliteStore {
 
     async fn write_comments(&self, review_id: &str, write: CommentsWrite) -> StoreResult<i64> {
         let review_id = review_id.to_string();
-        self.write(move |conn| {
+        self.write_change(review_id.clone(), EventKind::Comments, move |conn| {
             let bumped = conn
                 .prepare_cached(
                     "UPDATE reviews SET comments_revision = comments_revision + 1, updated_at = ?3, change_seq = change_seq + 1 \
@@ -707,7 +713,7 @@ impl Store for SqliteStore {
     }
 
     async fn insert_run(&self, run: RunRecord) -> StoreResult<()> {
-        self.write(move |conn| {
+        self.write_change(run.review_id.clone(), EventKind::Review, move |conn| {
             let touched = conn
                 .prepare_cached(
                     "UPDATE reviews SET change_seq = change_seq + 1, updated_at = ?2 WHERE id = ?1",

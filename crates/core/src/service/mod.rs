@@ -74,6 +74,32 @@ impl Service {
         }
     }
 
+    /// Live changes of one document the caller can see: its current state first, then every
+    /// change committed from now on (the receiver carries every document's; filter by id).
+    pub async fn watch(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+    ) -> Result<(
+        crate::events::ReviewEvent,
+        tokio::sync::broadcast::Receiver<crate::events::ReviewEvent>,
+    )> {
+        access::permit(actor, access::Operation::Read)?;
+        // Subscribe before reading the state, so no change can fall between the two.
+        let receiver = self.store.subscribe();
+        let (head, _) = self.visible(actor, review_id).await?;
+        let review = head.review;
+        let current = crate::events::ReviewEvent {
+            kind: crate::events::EventKind::Review,
+            review_id: review.id,
+            comments_revision: review.comments_revision,
+            structure_revision: review.structure_revision,
+            latest_version_id: review.latest_version_id,
+            change_seq: review.change_seq,
+        };
+        Ok((current, receiver))
+    }
+
     /// Readiness: whether the database answers.
     pub async fn ready(&self) -> Result<()> {
         Ok(self.store.ping().await?)

@@ -1,6 +1,7 @@
 //! Route table: one module per resource.
 
 mod comments;
+mod events;
 mod imports;
 mod reviews;
 mod runs;
@@ -56,5 +57,6 @@ pub fn api() -> Router<AppState> {
         .merge(imports::router())
         .merge(runs::router())
         .merge(comments::router())
+        .merge(events::router())
         .method_not_allowed_fallback(crate::error::method_not_allowed)
 }

@@ -1,0 +1,53 @@
+//! Live document changes as Server-Sent Events, so open screens update without polling.
+
+use std::convert::Infallible;
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::routing::get;
+use docreview_core::events::ReviewEvent;
+use futures_util::{Stream, StreamExt, stream};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::extract::{ApiPath, Authorized, op};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/reviews/{review_id}/events", get(events))
+}
+
+/// `review` first (the current revisions), then `comments`, `version` and `review` events as
+/// changes are committed through any node. A listener that falls far behind skips events; the
+/// next one carries the current revisions.
+async fn events(
+    State(state): State<AppState>,
+    Authorized(actor, ..): Authorized<op::Read>,
+    ApiPath(review_id): ApiPath<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let (current, receiver) = state.service.watch(&actor, &review_id).await?;
+    let shutdown = state.shutdown.clone();
+    let changes = stream::unfold(receiver, move |mut receiver| {
+        let review_id = review_id.clone();
+        async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(event) if event.review_id == review_id => return Some((event, receiver)),
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return None,
+                }
+            }
+        }
+    });
+    let stream = stream::once(async move { current })
+        .chain(changes)
+        .map(|event| Ok(to_sse(&event)))
+        .take_until(async move { shutdown.cancelled().await });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+fn to_sse(event: &ReviewEvent) -> Event {
+    let data = serde_json::to_string(event).unwrap_or_else(|_| "{}".to_string());
+    Event::default().event(event.kind.as_str()).data(data)
+}
