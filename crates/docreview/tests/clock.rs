@@ -1,0 +1,214 @@
+//! Rules that depend on time, driven through the service with an injected clock over a real
+//! SQLite store: the 10-minute undo window and the 24-hour run timeout.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use docreview_core::Service;
+use docreview_core::access::{Actor, Credential};
+use docreview_core::clock::Clock;
+use docreview_core::identity::SharedTokens;
+use docreview_core::model::{RunStatus, Scope};
+use docreview_core::service::{CreateReview, NewComment, NewUser, Settings, StartRun};
+use docreview_store_sqlite::SqliteStore;
+
+const MINUTE: i64 = 60 * 1000;
+const START: i64 = 1_795_000_000_000;
+
+/// A clock the test moves by hand.
+struct ManualClock(AtomicI64);
+
+impl Clock for ManualClock {
+    fn now(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+struct World {
+    _dir: tempfile::TempDir,
+    clock: Arc<ManualClock>,
+    service: Service,
+    author: Actor,
+    review_id: String,
+}
+
+impl World {
+    async fn new() -> World {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SqliteStore::open(&dir.path().join("docreview.db")).expect("open store");
+        let clock = Arc::new(ManualClock(AtomicI64::new(START)));
+        let service = Service::new(
+            Arc::new(store),
+            clock.clone(),
+            SharedTokens::default(),
+            Settings::default(),
+        );
+        service
+            .ensure_service_accounts()
+            .await
+            .expect("service accounts");
+        let account = service
+            .create_user(NewUser {
+                email: "ada@example.com".into(),
+                display_name: "Ada".into(),
+                admin: false,
+                external: false,
+                password_hash: None,
+            })
+            .await
+            .expect("user");
+        let author = Actor {
+            account,
+            credential: Credential::Personal {
+                token_id: "tok_test".into(),
+                scopes: Scope::ALL.to_vec(),
+                expires_at: i64::MAX,
+            },
+        };
+        let create: CreateReview =
+            serde_json::from_value(serde_json::json!({ "review": { "title": "Clock", "source": { "html": "<p>tick tock</p>" } } }))
+                .expect("create input");
+        let review_id = service
+            .create_review(&author, create)
+            .await
+            .expect("create")
+            .review_id;
+        World {
+            _dir: dir,
+            clock,
+            service,
+            author,
+            review_id,
+        }
+    }
+
+    fn advance(&self, millis: i64) {
+        self.clock.0.fetch_add(millis, Ordering::SeqCst);
+    }
+
+    fn note(body: &str) -> NewComment {
+        NewComment {
+            body: body.into(),
+            category: None,
+            locator: None,
+            base_comments_revision: None,
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_author_may_cancel_within_ten_minutes_but_not_after() {
+    let world = World::new().await;
+    let early = world
+        .service
+        .add_comment(&world.author, &world.review_id, World::note("early"))
+        .await
+        .expect("comment");
+    let late = world
+        .service
+        .add_comment(&world.author, &world.review_id, World::note("late"))
+        .await
+        .expect("comment");
+    assert!(early.comment.provisional);
+
+    world.advance(10 * MINUTE - 1);
+    world
+        .service
+        .cancel_comment(&world.author, &world.review_id, &early.comment.id, None)
+        .await
+        .expect("still provisional");
+
+    world.advance(1);
+    let refused = world
+        .service
+        .cancel_comment(&world.author, &world.review_id, &late.comment.id, None)
+        .await;
+    assert!(
+        matches!(refused, Err(docreview_core::Error::Forbidden(_))),
+        "{refused:?}"
+    );
+    let review = world
+        .service
+        .get_review(&world.author, &world.review_id, false)
+        .await
+        .expect("read");
+    let late_view = review
+        .comments
+        .iter()
+        .find(|c| c.id == late.comment.id)
+        .expect("late comment kept");
+    assert!(!late_view.provisional);
+    assert!(review.comments.iter().all(|c| c.id != early.comment.id));
+}
+
+#[tokio::test]
+async fn the_cached_rendering_drops_the_provisional_flag_when_the_window_closes() {
+    let world = World::new().await;
+    world
+        .service
+        .add_comment(&world.author, &world.review_id, World::note("mine"))
+        .await
+        .expect("comment");
+    let read = async || {
+        let body = world
+            .service
+            .review_json(&world.author, &world.review_id, false)
+            .await
+            .expect("read");
+        let json: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        json["review"]["comments"][0]["provisional"].clone()
+    };
+    assert_eq!(read().await, true);
+    assert_eq!(read().await, true, "the cached rendering still marks it");
+    world.advance(10 * MINUTE);
+    assert_eq!(
+        read().await,
+        false,
+        "no write happened, yet the flag must flip on time"
+    );
+}
+
+#[tokio::test]
+async fn runs_left_running_for_a_day_fail_and_their_comments_go() {
+    let world = World::new().await;
+    let run = world
+        .service
+        .start_run(&world.author, &world.review_id, StartRun::default())
+        .await
+        .expect("run");
+    let draft = world
+        .service
+        .add_run_comment(
+            &world.author,
+            &world.review_id,
+            &run.id,
+            World::note("draft"),
+        )
+        .await
+        .expect("run comment");
+
+    world.advance(24 * 60 * MINUTE - 1);
+    assert_eq!(world.service.expire_stale_runs().await.expect("sweep"), 0);
+
+    world.advance(2); // just past 24 hours
+    assert_eq!(world.service.expire_stale_runs().await.expect("sweep"), 1);
+    let review = world
+        .service
+        .get_review(&world.author, &world.review_id, false)
+        .await
+        .expect("read");
+    assert_eq!(review.ai_review_runs[0].status, RunStatus::Failed);
+    assert!(review.ai_review_runs[0].completed_ts.is_some());
+    assert!(
+        review.comments.iter().all(|c| c.id != draft.comment.id),
+        "the failed run's comment is deleted"
+    );
+    assert_eq!(
+        world
+            .service
+            .expire_stale_runs()
+            .await
+            .expect("sweep again"),
+        0
+    );
+}
