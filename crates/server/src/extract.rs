@@ -105,6 +105,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         let query = parts.uri.query().unwrap_or_default();
+        if has_encoded_nul(query) {
+            return Err(ApiError::invalid(
+                "query parameters must not contain NUL characters",
+            ));
+        }
         serde_urlencoded::from_str(query)
             .map(ApiQuery)
             .map_err(|error| ApiError::invalid(format!("invalid query parameters: {error}")))
@@ -118,9 +123,21 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        // No identifier contains NUL, so such a path names nothing (and must not reach a
+        // database that cannot even compare it).
+        if has_encoded_nul(parts.uri.path()) {
+            return Err(ApiError(Error::NotFound("document")));
+        }
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|axum::extract::Path(value)| ApiPath(value))
             .map_err(|rejection| ApiError::invalid(format!("invalid path: {rejection}")))
     }
+}
+
+/// Whether a raw (still percent-encoded) URI part encodes a NUL character.
+fn has_encoded_nul(raw: &str) -> bool {
+    raw.as_bytes()
+        .windows(3)
+        .any(|w| w[0] == b'%' && w[1] == b'0' && w[2] == b'0')
 }

@@ -173,10 +173,15 @@ impl PgStore {
                     Ok(())
                 })
             })
-            .connect_lazy_with(connect_options);
+            .connect_lazy_with(connect_options.clone());
         tracing::info!(%target, max_connections = options.max_connections, "connected to PostgreSQL");
+        // The listener holds its connection for good, so it gets its own rather than one of the
+        // pool's `max_connections`.
+        let listener_pool = PgPoolOptions::new()
+            .max_connections(1)
+            .connect_lazy_with(connect_options);
         let events = broadcast::channel(EVENT_BUFFER).0;
-        tokio::spawn(forward_notifications(pool.clone(), events.clone()));
+        tokio::spawn(forward_notifications(listener_pool, events.clone()));
         Ok(PgStore {
             events,
             pool,

@@ -1,10 +1,20 @@
 //! Test support: a real `docreview serve` process on a random port with a fresh database,
 //! and a small HTTP client that returns status, headers and JSON.
+//!
+//! The backend follows `DOCREVIEW_TEST_DATABASE_URL`. Unset, every server gets a fresh SQLite
+//! database in a temporary data directory. Set to a PostgreSQL URL whose user may create
+//! databases (e.g. `postgres://postgres@127.0.0.1:5432/test`), every server gets a fresh database
+//! `docreview_bb_<unique>` created through `psql` and dropped (`WITH (FORCE)`) when the last
+//! server on it is dropped, also when the test fails. `Server::start_second_node` starts another
+//! node on the same database.
 #![allow(dead_code)] // each test binary uses a different part of the support code
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
@@ -12,15 +22,194 @@ pub const AGENT_TOKEN: &str = "test-agent-shared-token";
 pub const IMPORT_TOKEN: &str = "test-import-shared-token";
 pub const MANAGE_TOKEN: &str = "test-manage-shared-token";
 
-fn binary() -> &'static str {
+/// Names the PostgreSQL server the tests create their databases on.
+pub const TEST_DATABASE_URL_VAR: &str = "DOCREVIEW_TEST_DATABASE_URL";
+
+pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_docreview")
 }
 
-/// A running server owning its data directory; killed when dropped.
+/// The PostgreSQL URL the tests run against, or `None` for SQLite.
+pub fn test_database_url() -> Option<String> {
+    std::env::var(TEST_DATABASE_URL_VAR)
+        .ok()
+        .filter(|url| !url.trim().is_empty())
+}
+
+/// Whether this run uses PostgreSQL.
+pub fn on_postgres() -> bool {
+    test_database_url().is_some()
+}
+
+/// `url` pointing at database `name` instead of its own (user, host and query parameters kept).
+pub fn with_database(url: &str, name: &str) -> String {
+    let (main, query) = match url.split_once('?') {
+        Some((main, query)) => (main, Some(query)),
+        None => (url, None),
+    };
+    let scheme_end = main.find("://").map_or(0, |at| at + 3);
+    let base = match main[scheme_end..].find('/') {
+        Some(at) => &main[..scheme_end + at],
+        None => main,
+    };
+    match query {
+        Some(query) => format!("{base}/{name}?{query}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+/// Runs one SQL statement with `psql` on `url`; returns its unaligned output, or the error text.
+pub fn psql(url: &str, sql: &str) -> Result<String, String> {
+    let output = Command::new("psql")
+        .args([
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-w",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            url,
+            "-c",
+            sql,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| {
+            format!("could not run psql ({error}); {TEST_DATABASE_URL_VAR} needs the psql client")
+        })?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
+    }
+}
+
+/// A fresh PostgreSQL database, dropped when this value is dropped.
+pub struct ScratchDatabase {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl ScratchDatabase {
+    /// Creates `docreview_bb_<pid>_<time>_<n>` on the server `admin_url` names.
+    pub fn create(admin_url: &str) -> ScratchDatabase {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let name = format!(
+            "docreview_bb_{}_{}_{}",
+            std::process::id(),
+            nanos % 1_000_000_000_000,
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        // A locale-aware (ICU) collation where the server has one, as the store's own tests use:
+        // ordering must not depend on the database's locale. Plain `CREATE DATABASE` otherwise.
+        let icu = format!(
+            "CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"
+        );
+        if psql(admin_url, &icu).is_err()
+            && let Err(error) = psql(admin_url, &format!("CREATE DATABASE {name}"))
+        {
+            panic!(
+                "could not create the test database {name} through {TEST_DATABASE_URL_VAR}: {error}"
+            );
+        }
+        ScratchDatabase {
+            admin_url: admin_url.to_string(),
+            url: with_database(admin_url, &name),
+            name,
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for ScratchDatabase {
+    fn drop(&mut self) {
+        // FORCE: a killed node's connections may not be gone yet. Never panic in Drop.
+        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        if let Err(error) = psql(&self.admin_url, &sql) {
+            eprintln!(
+                "note: could not drop the test database {}: {error}",
+                self.name
+            );
+        }
+    }
+}
+
+/// Where a test's data lives: a data directory (the SQLite database, or nothing with
+/// PostgreSQL) and, on PostgreSQL, a fresh database. Shared by every node started on it.
+pub struct Storage {
+    data_dir: tempfile::TempDir,
+    database: Option<ScratchDatabase>,
+}
+
+impl Storage {
+    /// A fresh, empty (not yet migrated) database on this run's backend.
+    pub fn fresh() -> Arc<Storage> {
+        Arc::new(Storage {
+            data_dir: tempfile::tempdir().expect("temp dir"),
+            database: test_database_url().map(|url| ScratchDatabase::create(&url)),
+        })
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir.path().to_path_buf()
+    }
+
+    /// `postgres://…` of this storage's database, `None` on SQLite.
+    pub fn database_url(&self) -> Option<&str> {
+        self.database.as_ref().map(ScratchDatabase::url)
+    }
+
+    /// The binary with this storage selected and nothing inherited that would pick another.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(binary());
+        command
+            .env_remove("DATABASE_URL")
+            .env_remove("DOCREVIEW_LISTEN")
+            .env_remove("DOCREVIEW_PG_MAX_CONNECTIONS")
+            .env_remove("DOCREVIEW_PG_STATEMENT_TIMEOUT_MS")
+            .env_remove("DOCREVIEW_PG_CONNECT_RETRY_SECS")
+            .env("DOCREVIEW_DATA_DIR", self.data_dir.path())
+            .env("RUST_LOG", "warn");
+        if let Some(url) = self.database_url() {
+            // A test database that is down fails the test in seconds, not after a minute.
+            command
+                .env("DATABASE_URL", url)
+                .env("DOCREVIEW_PG_CONNECT_RETRY_SECS", "10");
+        }
+        command
+    }
+
+    /// Runs `docreview admin …` on this storage.
+    pub fn admin(&self, args: &[&str]) -> std::process::Output {
+        self.command()
+            .arg("admin")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run docreview admin")
+    }
+}
+
+/// A running server on its storage; killed when dropped. The storage (and a PostgreSQL
+/// database) goes when the last node on it is dropped.
 pub struct Server {
     child: Option<Child>,
     pub base: String,
-    data_dir: tempfile::TempDir,
+    storage: Arc<Storage>,
     extra_env: Vec<(String, String)>,
 }
 
@@ -31,11 +220,15 @@ impl Server {
 
     /// Starts with extra environment variables (e.g. `DOCREVIEW_MAX_HTML_BYTES`).
     pub fn start_with(env: &[(&str, &str)]) -> Server {
-        let data_dir = tempfile::tempdir().expect("temp dir");
+        Server::start_on(Storage::fresh(), env)
+    }
+
+    /// Starts on existing storage (e.g. one an `admin` command prepared).
+    pub fn start_on(storage: Arc<Storage>, env: &[(&str, &str)]) -> Server {
         let mut server = Server {
             child: None,
             base: String::new(),
-            data_dir,
+            storage,
             extra_env: env
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -45,20 +238,33 @@ impl Server {
         server
     }
 
+    /// Another node on the same database, with the same settings and shared tokens (a new
+    /// port). Meant for PostgreSQL; on SQLite both processes share the database file.
+    pub fn start_second_node(&self) -> Server {
+        let mut node = Server {
+            child: None,
+            base: String::new(),
+            storage: Arc::clone(&self.storage),
+            extra_env: self.extra_env.clone(),
+        };
+        node.spawn();
+        node
+    }
+
     pub fn data_dir(&self) -> PathBuf {
-        self.data_dir.path().to_path_buf()
+        self.storage.data_dir()
+    }
+
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.storage
     }
 
     fn command(&self) -> Command {
-        let mut command = Command::new(binary());
+        let mut command = self.storage.command();
         command
-            .env_remove("DATABASE_URL")
-            .env_remove("DOCREVIEW_LISTEN")
-            .env("DOCREVIEW_DATA_DIR", self.data_dir.path())
             .env("DOCREVIEW_AGENT_TOKEN", AGENT_TOKEN)
             .env("DOCREVIEW_IMPORT_TOKEN", IMPORT_TOKEN)
-            .env("DOCREVIEW_MANAGE_TOKEN", MANAGE_TOKEN)
-            .env("RUST_LOG", "warn");
+            .env("DOCREVIEW_MANAGE_TOKEN", MANAGE_TOKEN);
         for (key, value) in &self.extra_env {
             command.env(key, value);
         }
@@ -70,6 +276,7 @@ impl Server {
         let mut child = self
             .command()
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -99,7 +306,7 @@ impl Server {
         }
     }
 
-    /// Starts again on the same data directory (a new port).
+    /// Starts again on the same database (a new port).
     pub fn restart(&mut self) {
         self.kill();
         self.spawn();
@@ -110,6 +317,7 @@ impl Server {
         self.command()
             .arg("admin")
             .args(args)
+            .stdin(Stdio::null())
             .output()
             .expect("run docreview admin")
     }
