@@ -4,60 +4,11 @@
 
 mod support;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use serde_json::{Value, json};
 
-use support::{Client, SAMPLE_HTML, Server};
+use support::{Client, SAMPLE_HTML, Server, now_ms, rfc3339_ms};
 
 const API_VERSION: &str = "2026-10-02";
-
-fn now_ms() -> i64 {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970");
-    i64::try_from(since.as_millis()).expect("millis fit i64")
-}
-
-/// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` into UNIX milliseconds; panics on anything else.
-fn rfc3339_ms(text: &str) -> i64 {
-    let b = text.as_bytes();
-    assert!(
-        text.len() >= 20
-            && text.ends_with('Z')
-            && b[4] == b'-'
-            && b[7] == b'-'
-            && b[10] == b'T'
-            && b[13] == b':'
-            && b[16] == b':',
-        "not an RFC 3339 UTC time: {text}"
-    );
-    let num = |range: std::ops::Range<usize>| -> i64 {
-        text[range]
-            .parse()
-            .unwrap_or_else(|_| panic!("not an RFC 3339 time: {text}"))
-    };
-    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
-    let (hour, minute, second) = (num(11..13), num(14..16), num(17..19));
-    let fraction = &text[19..text.len() - 1];
-    let millis = match fraction.strip_prefix('.') {
-        None if fraction.is_empty() => 0,
-        Some(digits) if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) => {
-            format!("{:0<3}", &digits[..digits.len().min(3)])
-                .parse()
-                .expect("digits")
-        }
-        _ => panic!("not an RFC 3339 time: {text}"),
-    };
-    // Days from the civil date (H. Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let year_of_era = y - era * 400;
-    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    let days = era * 146_097 + day_of_era - 719_468;
-    ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
-}
 
 /// POST with a raw body and content type.
 async fn post_raw(

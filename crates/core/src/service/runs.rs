@@ -91,7 +91,7 @@ impl Service {
         if let Some(summary) = &input.summary {
             check_length("summary", summary, 0, 20_000)?;
         }
-        let (head, role) = self.visible(actor, review_id).await?;
+        let (_, role) = self.visible(actor, review_id).await?;
         let run = self
             .store
             .run(review_id, run_id)
@@ -100,7 +100,6 @@ impl Service {
         if run.created_by != actor.id() {
             access::require_role(role, Role::Editor, "finishing another caller's run")?;
         }
-        drop(head);
         self.finish(
             review_id,
             run_id,
@@ -155,29 +154,21 @@ impl Service {
                 let (mut comments, mut messages) = self.store.run_items(review_id, run_id).await?;
                 comments.retain(|c| c.deleted_at.is_none());
                 messages.retain(|m| m.deleted_at.is_none());
-                let kept: Vec<String> = match status {
-                    RunStatus::Completed => comments.iter().map(|c| c.id.clone()).collect(),
-                    _ => {
-                        for comment in &mut comments {
-                            comment.deleted_at = Some(now);
-                        }
-                        for message in &mut messages {
-                            message.deleted_at = Some(now);
-                        }
-                        Vec::new()
-                    }
-                };
-                let (comments, messages) = if status == RunStatus::Completed {
-                    (vec![], vec![])
-                } else {
-                    (comments, messages)
-                };
-                let write = CommentsWrite {
-                    comments,
-                    messages,
+                // Completing needs no item written: run items are provisional only while
+                // their run runs. Failing or cancelling deletes them.
+                let mut write = CommentsWrite {
                     runs: vec![run.clone()],
                     ..CommentsWrite::default()
                 };
+                let mut kept = Vec::new();
+                if status == RunStatus::Completed {
+                    kept = comments.into_iter().map(|c| c.id).collect();
+                } else {
+                    comments.iter_mut().for_each(|c| c.deleted_at = Some(now));
+                    messages.iter_mut().for_each(|m| m.deleted_at = Some(now));
+                    write.comments = comments;
+                    write.messages = messages;
+                }
                 self.commit(review_id, &head, write).await?;
                 Ok(view::run_view(&run, kept))
             }

@@ -547,3 +547,51 @@ pub const SAMPLE_HTML: &str = "<!doctype html><html><head><title>Sample</title><
 <body><h1 id=\"intro\">Introduction</h1><p>The quick brown fox jumps over the lazy dog.</p>\
 <h2 id=\"details\">Details</h2><p>Second paragraph with more words.</p>\
 <h2>Open Questions</h2><p>Is the fox quick enough?</p></body></html>";
+
+/// The wall clock in UNIX milliseconds.
+pub fn now_ms() -> i64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970");
+    i64::try_from(since.as_millis()).expect("millis fit i64")
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` into UNIX milliseconds; panics on anything else.
+pub fn rfc3339_ms(text: &str) -> i64 {
+    let b = text.as_bytes();
+    assert!(
+        text.len() >= 20
+            && text.ends_with('Z')
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b[10] == b'T'
+            && b[13] == b':'
+            && b[16] == b':',
+        "not an RFC 3339 UTC time: {text}"
+    );
+    let num = |range: std::ops::Range<usize>| -> i64 {
+        text[range]
+            .parse()
+            .unwrap_or_else(|_| panic!("not an RFC 3339 time: {text}"))
+    };
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    let (hour, minute, second) = (num(11..13), num(14..16), num(17..19));
+    let fraction = &text[19..text.len() - 1];
+    let millis = match fraction.strip_prefix('.') {
+        None if fraction.is_empty() => 0,
+        Some(digits) if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) => {
+            format!("{:0<3}", &digits[..digits.len().min(3)])
+                .parse()
+                .expect("digits")
+        }
+        _ => panic!("not an RFC 3339 time: {text}"),
+    };
+    // Days from the civil date (H. Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
+}

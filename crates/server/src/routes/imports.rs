@@ -27,8 +27,8 @@ async fn import_document(
     Authorized(actor, ..): Authorized<op::Deliver>,
     request: Request,
 ) -> Result<Response, ApiError> {
-    let form = Form::read(request, DOCUMENT_FIELDS).await?;
-    let (html, file_name) = form.file()?;
+    let mut form = Form::read(request, DOCUMENT_FIELDS).await?;
+    let (html, file_name) = form.take_file()?;
     let tags = form
         .all("tags")
         .flat_map(|value| value.split(','))
@@ -54,7 +54,7 @@ async fn import_version(
     ApiPath(review_id): ApiPath<String>,
     request: Request,
 ) -> Result<Response, ApiError> {
-    let form = Form::read(request, VERSION_FIELDS).await?;
+    let mut form = Form::read(request, VERSION_FIELDS).await?;
     let mode = match form.text("mode").as_deref() {
         None | Some("add_version") => VersionMode::AddVersion,
         Some("replace") => VersionMode::Replace,
@@ -64,7 +64,7 @@ async fn import_version(
             )));
         }
     };
-    let (html, _) = form.file()?;
+    let (html, _) = form.take_file()?;
     let upload = VersionUpload {
         html,
         label: form.text("label"),
@@ -135,9 +135,10 @@ impl Form {
         Ok(form)
     }
 
-    fn file(&self) -> Result<(Vec<u8>, Option<String>), ApiError> {
+    /// Takes the uploaded file out of the form (it may be megabytes; never copied).
+    fn take_file(&mut self) -> Result<(Vec<u8>, Option<String>), ApiError> {
         self.file
-            .clone()
+            .take()
             .ok_or_else(|| ApiError::invalid("the form must include a `file` field with the HTML"))
     }
 
