@@ -245,7 +245,10 @@ fn write_loop(conn: &Connection, queue: &mpsc::Receiver<Job>) {
             tracing::error!(%error, writes = batch.len(), "could not begin a write transaction");
             continue;
         }
-        let deliveries: Vec<Delivery> = batch.into_iter().map(|job| job(conn)).collect();
+        let deliveries: Vec<Delivery> = batch
+            .into_iter()
+            .filter_map(|job| run_contained(conn, job))
+            .collect();
         let committed = match conn.execute_batch("COMMIT") {
             Ok(()) => Ok(()),
             Err(error) => {
@@ -259,6 +262,20 @@ fn write_loop(conn: &Connection, queue: &mpsc::Receiver<Job>) {
                 Ok(()) => Ok(()),
                 Err(error) => Err(unavailable(&error.to_string())),
             });
+        }
+    }
+}
+
+/// Runs a job, containing a panic (a bug) to that job: its savepoint is rolled back and its caller
+/// is answered "unavailable" (its reply channel is dropped), while the writer thread, and every
+/// other write in the batch, carry on.
+fn run_contained(conn: &Connection, job: Job) -> Option<Delivery> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(conn))) {
+        Ok(delivery) => Some(delivery),
+        Err(_) => {
+            tracing::error!("a database write panicked; it was rolled back");
+            let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
+            None
         }
     }
 }

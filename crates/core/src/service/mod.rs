@@ -21,8 +21,11 @@ pub use runs::{FinishRun, StartRun};
 
 use crate::access::{self, Actor};
 use crate::cache::BoundedCache;
+use tokio::sync::broadcast;
+
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::events::{EventKind, ReviewEvent};
 use crate::identity::SharedTokens;
 use crate::model::{ReviewHead, Role, VersionRecord};
 use crate::store::Store;
@@ -80,17 +83,14 @@ impl Service {
         &self,
         actor: &Actor,
         review_id: &str,
-    ) -> Result<(
-        crate::events::ReviewEvent,
-        tokio::sync::broadcast::Receiver<crate::events::ReviewEvent>,
-    )> {
+    ) -> Result<(ReviewEvent, broadcast::Receiver<ReviewEvent>)> {
         access::permit(actor, access::Operation::Read)?;
         // Subscribe before reading the state, so no change can fall between the two.
         let receiver = self.store.subscribe();
         let (head, _) = self.visible(actor, review_id).await?;
         let review = head.review;
-        let current = crate::events::ReviewEvent {
-            kind: crate::events::EventKind::Review,
+        let current = ReviewEvent {
+            kind: EventKind::Review,
             review_id: review.id,
             comments_revision: review.comments_revision,
             structure_revision: review.structure_revision,
