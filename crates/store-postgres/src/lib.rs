@@ -36,25 +36,38 @@ pub const EVENTS_CHANNEL: &str = "docreview_events";
 async fn forward_notifications(pool: PgPool, events: broadcast::Sender<ReviewEvent>) {
     let mut backoff = FIRST_BACKOFF;
     loop {
-        let listening = async {
-            let mut listener = PgListener::connect_with(&pool).await?;
-            listener.listen(EVENTS_CHANNEL).await?;
-            loop {
-                let notification = listener.recv().await?;
-                match serde_json::from_str::<ReviewEvent>(notification.payload()) {
-                    // Nobody listening on this node is not an error.
-                    Ok(event) => drop(events.send(event)),
-                    Err(error) => tracing::warn!(%error, "ignoring a malformed change event"),
-                }
+        match listen(&pool).await {
+            Ok(mut listener) => {
+                backoff = FIRST_BACKOFF;
+                let error = loop {
+                    match listener.recv().await {
+                        Ok(notification) => {
+                            match serde_json::from_str::<ReviewEvent>(notification.payload()) {
+                                // Nobody listening on this node is not an error.
+                                Ok(event) => drop(events.send(event)),
+                                Err(error) => {
+                                    tracing::warn!(%error, "ignoring a malformed change event")
+                                }
+                            }
+                        }
+                        Err(error) => break error,
+                    }
+                };
+                tracing::warn!(%error, "change-event listener disconnected; reconnecting");
             }
-        };
-        let outcome: Result<(), sqlx::Error> = listening.await;
-        if let Err(error) = outcome {
-            tracing::warn!(%error, retry_in_ms = backoff.as_millis(), "change-event listener disconnected");
+            Err(error) => {
+                tracing::warn!(%error, retry_in_ms = backoff.as_millis(), "change-event listener cannot connect");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
         }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(MAX_BACKOFF);
     }
+}
+
+async fn listen(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    listener.listen(EVENTS_CHANNEL).await?;
+    Ok(listener)
 }
 
 /// Longest pause between two connection attempts: long enough not to hammer a recovering
