@@ -4,8 +4,8 @@
 
 use crate::error::{Error, Result};
 use crate::model::{
-    AccessMode, Account, GrantRole, Membership, Millis, ReviewHead, Role, Scope, SharedKind,
-    UserStatus,
+    AccessMode, Account, GrantRole, Membership, Millis, ProjectRole, ReviewHead, Role, Scope,
+    SharedKind, UserStatus,
 };
 
 /// How the caller proved who they are.
@@ -135,52 +135,91 @@ pub fn require_scope(actor: &Actor, scope: Scope) -> Result<()> {
 }
 
 /// The caller's role on a document, or `None` when they cannot see it (which must read as 404).
-pub fn role_on(actor: &Actor, head: &ReviewHead) -> Option<Role> {
+/// `project_role` is the caller's role in the project the document is linked to, if any.
+pub fn role_on(
+    actor: &Actor,
+    head: &ReviewHead,
+    project_role: Option<ProjectRole>,
+) -> Option<Role> {
+    if let Some(kind) = actor.shared_kind() {
+        return Some(shared_role(kind));
+    }
+    account_role(&actor.account, head, project_role)
+}
+
+/// The role a member holds on a document, whoever asks (e.g. a new owner must be able to see it).
+pub fn account_role(
+    account: &Account,
+    head: &ReviewHead,
+    project_role: Option<ProjectRole>,
+) -> Option<Role> {
     let grant = head
         .grants
         .iter()
-        .find(|grant| grant.email.eq_ignore_ascii_case(&actor.account.email))
+        .find(|grant| grant.email.eq_ignore_ascii_case(&account.email))
         .map(|grant| grant.role);
-    role_with_grant(
-        actor,
-        head.review.owner_id.as_str(),
+    member_role(
+        account,
+        &head.review.owner_id,
         head.review.access_mode,
         grant,
+        project_role,
     )
 }
 
-/// `role_on` for callers that already know the caller's grant (list queries compute it in SQL).
+/// `role_on` for callers that already know the caller's grant and project role (list and search
+/// queries compute both in SQL).
 pub fn role_with_grant(
     actor: &Actor,
     owner_id: &str,
     mode: AccessMode,
     grant: Option<GrantRole>,
+    project_role: Option<ProjectRole>,
 ) -> Option<Role> {
     if let Some(kind) = actor.shared_kind() {
-        return Some(match kind {
-            SharedKind::Agent | SharedKind::Import => Role::Editor,
-            SharedKind::Manage => Role::Owner,
-        });
+        return Some(shared_role(kind));
     }
-    let account = &actor.account;
+    member_role(&actor.account, owner_id, mode, grant, project_role)
+}
+
+fn shared_role(kind: SharedKind) -> Role {
+    match kind {
+        SharedKind::Agent | SharedKind::Import => Role::Editor,
+        SharedKind::Manage => Role::Owner,
+    }
+}
+
+/// DESIGN.md §3 for one member: admins and the owner own; a project role counts for everyone;
+/// sharing and link mode count only for internal members.
+fn member_role(
+    account: &Account,
+    owner_id: &str,
+    mode: AccessMode,
+    grant: Option<GrantRole>,
+    project_role: Option<ProjectRole>,
+) -> Option<Role> {
     if account.status != UserStatus::Active {
         return None;
     }
     if account.is_admin || account.id() == owner_id {
         return Some(Role::Owner);
     }
-    // External members act only inside their projects; sharing and link mode never reach them.
+    let by_project = project_role.map(ProjectRole::document_role);
     if account.membership == Membership::External {
-        return None;
+        return by_project;
     }
     let shared = grant.map(GrantRole::role);
     let by_link = (mode == AccessMode::Link).then_some(Role::Viewer);
-    shared.max(by_link)
+    shared.max(by_link).max(by_project)
 }
 
 /// Looks up the caller's role, turning "cannot see" into 404.
-pub fn visible_role(actor: &Actor, head: &ReviewHead) -> Result<Role> {
-    role_on(actor, head).ok_or(Error::NotFound("document"))
+pub fn visible_role(
+    actor: &Actor,
+    head: &ReviewHead,
+    project_role: Option<ProjectRole>,
+) -> Result<Role> {
+    role_on(actor, head, project_role).ok_or(Error::NotFound("document"))
 }
 
 /// Requires at least `needed` on a document the caller can see.
@@ -287,20 +326,23 @@ mod tests {
         let admin = personal(account("a", Membership::Internal, true), &[]);
         let owner = personal(account("owner", Membership::Internal, false), &[]);
         assert_eq!(
-            role_on(&internal, &head(AccessMode::Link, vec![])),
+            role_on(&internal, &head(AccessMode::Link, vec![]), None),
             Some(Role::Viewer)
         );
         assert_eq!(
-            role_on(&internal, &head(AccessMode::Restricted, vec![])),
+            role_on(&internal, &head(AccessMode::Restricted, vec![]), None),
             None
         );
-        assert_eq!(role_on(&external, &head(AccessMode::Link, vec![])), None);
         assert_eq!(
-            role_on(&admin, &head(AccessMode::Restricted, vec![])),
+            role_on(&external, &head(AccessMode::Link, vec![]), None),
+            None
+        );
+        assert_eq!(
+            role_on(&admin, &head(AccessMode::Restricted, vec![]), None),
             Some(Role::Owner)
         );
         assert_eq!(
-            role_on(&owner, &head(AccessMode::Restricted, vec![])),
+            role_on(&owner, &head(AccessMode::Restricted, vec![]), None),
             Some(Role::Owner)
         );
         let shared = head(
@@ -310,6 +352,6 @@ mod tests {
                 role: GrantRole::Editor,
             }],
         );
-        assert_eq!(role_on(&internal, &shared), Some(Role::Editor));
+        assert_eq!(role_on(&internal, &shared, None), Some(Role::Editor));
     }
 }

@@ -34,7 +34,11 @@ macro_rules! word_enum {
 
 word_enum!(Provider { Local => "local", Oidc => "oidc", Service => "service" });
 word_enum!(Membership { Internal => "internal", External => "external" });
-word_enum!(UserStatus { Active => "active", Suspended => "suspended" });
+word_enum!(
+    /// `removed`: an external member an admin removed; kept so authorship stays readable, never
+    /// listed, and unable to authenticate (registering the email again brings the row back).
+    UserStatus { Active => "active", Suspended => "suspended", Removed => "removed" }
+);
 word_enum!(AccessMode { Link => "link", Restricted => "restricted" });
 word_enum!(
     /// A role on one document; later variants include the rights of earlier ones.
@@ -63,6 +67,11 @@ word_enum!(RunStatus {
     Cancelled => "cancelled",
 });
 word_enum!(AnchorState { Exact => "exact", Fuzzy => "fuzzy", Orphaned => "orphaned" });
+word_enum!(
+    /// A role in a project; later variants include the rights of earlier ones.
+    #[derive(PartialOrd, Ord)]
+    ProjectRole { Viewer => "viewer", Editor => "editor", Manager => "manager" }
+);
 word_enum!(Scope { Docs => "docs", Access => "access", Comments => "comments", Org => "org" });
 word_enum!(
     /// The three shared tokens configured in the environment.
@@ -74,6 +83,16 @@ impl GrantRole {
         match self {
             GrantRole::Editor => Role::Editor,
             GrantRole::Viewer => Role::Viewer,
+        }
+    }
+}
+
+impl ProjectRole {
+    /// The document role a project role gives on the project's documents (DESIGN.md §3).
+    pub fn document_role(self) -> Role {
+        match self {
+            ProjectRole::Manager | ProjectRole::Editor => Role::Editor,
+            ProjectRole::Viewer => Role::Viewer,
         }
     }
 }
@@ -311,6 +330,8 @@ pub struct ReviewState {
     pub runs: Vec<RunRecord>,
     /// Every user referenced by the records above (owner, authors, event actors).
     pub users: Vec<User>,
+    /// The project the document is linked to, if any.
+    pub project: Option<ProjectRecord>,
 }
 
 /// A list row of `GET /api/reviews`.
@@ -322,6 +343,9 @@ pub struct ReviewSummaryRecord {
     pub grant: Option<GrantRole>,
     pub comment_count: i64,
     pub open_comment_count: i64,
+    /// The project the document is linked to, and the caller's role in it.
+    pub project: Option<ProjectRecord>,
+    pub project_role: Option<ProjectRole>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -331,4 +355,59 @@ pub struct ProjectRecord {
     pub company: Option<String>,
     pub active: bool,
     pub in_snapshot: bool,
+}
+
+/// A member's role in a project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectMember {
+    pub account: Account,
+    pub role: ProjectRole,
+}
+
+/// A browser sign-in, stored server-side so it can be revoked; only the cookie value's SHA-256
+/// is kept.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    pub id: String,
+    pub hash: [u8; 32],
+    pub user_id: String,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+}
+
+impl std::fmt::Debug for SessionRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionRecord")
+            .field("id", &self.id)
+            .field("user_id", &self.user_id)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A one-time code shown on the command-line login page, bound to the CLI's PKCE challenge;
+/// only the code's SHA-256 is kept.
+#[derive(Clone, PartialEq, Eq)]
+pub struct LoginCodeRecord {
+    pub hash: [u8; 32],
+    pub user_id: String,
+    /// `BASE64URL(SHA-256(verifier))`, as the CLI sent it (PKCE S256).
+    pub challenge: String,
+    /// The name the issued token will carry.
+    pub token_name: String,
+    pub scopes: Vec<Scope>,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+    pub used_at: Option<Millis>,
+}
+
+impl std::fmt::Debug for LoginCodeRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoginCodeRecord")
+            .field("user_id", &self.user_id)
+            .field("scopes", &self.scopes)
+            .field("expires_at", &self.expires_at)
+            .field("used_at", &self.used_at)
+            .finish_non_exhaustive()
+    }
 }

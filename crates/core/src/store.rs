@@ -5,9 +5,10 @@
 //! revision (compare-and-swap) fail with `RevisionConflict` instead of overwriting.
 
 use crate::model::{
-    AccessGrant, Account, Anchor, CommentRecord, CommentThread, MessageRecord, Millis,
-    ProjectRecord, ReviewHead, ReviewRecord, ReviewState, ReviewSummaryRecord, RunRecord,
-    StatusEventRecord, TokenRecord, User, VersionRecord,
+    AccessGrant, AccessMode, Account, Anchor, Category, CommentRecord, CommentStatus,
+    CommentThread, LoginCodeRecord, MessageRecord, Millis, ProjectMember, ProjectRecord,
+    ProjectRole, ReviewHead, ReviewRecord, ReviewState, ReviewSummaryRecord, RunRecord,
+    SessionRecord, StatusEventRecord, TokenRecord, User, VersionRecord,
 };
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
@@ -33,18 +34,29 @@ pub enum StoreError {
     Internal(Source),
 }
 
-/// Who is asking for a list, expressed so a backend can filter in its query.
+/// Who is asking for a list, expressed so a backend can filter in its query (DESIGN.md §3).
 #[derive(Debug, Clone)]
 pub enum Visibility {
-    /// Shared-token principals and org admins see every document.
-    All,
-    /// A member sees what they own and, if internal, what is shared with them and link-mode
-    /// documents (external members act only inside their projects).
+    /// Shared-token principals and org admins see every document. `user_id` still names the
+    /// caller, for their project role in `_project`.
+    All { user_id: String },
+    /// A member sees what they own, documents linked to a project where they hold a role, and,
+    /// if internal, what is shared with them (by email) and link-mode documents. External
+    /// members act only inside their projects.
     Member {
         user_id: String,
         email: String,
         internal: bool,
     },
+}
+
+impl Visibility {
+    /// The caller, whose grant and project role the rows carry.
+    pub fn user_id(&self) -> &str {
+        match self {
+            Visibility::All { user_id } | Visibility::Member { user_id, .. } => user_id,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +80,9 @@ pub struct NewReview {
     pub grants: Vec<AccessGrant>,
     pub version: VersionRecord,
     pub html: Vec<u8>,
+    /// The version's text, for full-text search of documents (already cut to
+    /// `SEARCH_TEXT_MAX_CHARS`).
+    pub search_text: String,
 }
 
 /// One atomic change to a document's comments, guarded by its `commentsRevision`.
@@ -101,6 +116,131 @@ pub struct VersionWrite {
     pub anchors: Vec<(String, Anchor)>,
     pub structure_changed: bool,
     pub at: Millis,
+    /// The new body's text, replacing the document's search text.
+    pub search_text: String,
+}
+
+/// A change to a document's own fields (title, tags, archive flag, sharing, owner). Fields left
+/// `None` stay as they are; `grants` replaces the whole sharing list. Raises `change_seq`, sets
+/// `updated_at` and announces a `review` event.
+#[derive(Debug, Clone, Default)]
+pub struct ReviewUpdate {
+    pub review_id: String,
+    pub at: Millis,
+    pub title: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub archived: Option<bool>,
+    pub access_mode: Option<AccessMode>,
+    pub grants: Option<Vec<AccessGrant>>,
+    pub owner_id: Option<String>,
+}
+
+/// What `import_projects` changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProjectImport {
+    /// Codes not seen before.
+    pub added: usize,
+    /// Codes already known (their name, company and status are overwritten).
+    pub updated: usize,
+    /// Codes in the store but not in this snapshot: now `in_snapshot = false`.
+    pub dropped: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProjectQuery {
+    /// The caller, whose role each row carries.
+    pub user_id: String,
+    /// Only projects where the caller holds a role (external members see no others).
+    pub only_mine: bool,
+    /// Continue after this code (ascending order).
+    pub after: Option<String>,
+    pub limit: usize,
+}
+
+/// Organization members, ordered by email.
+#[derive(Debug, Clone)]
+pub struct MemberQuery {
+    /// Only org administrators.
+    pub admins_only: bool,
+    /// Continue after this email.
+    pub after: Option<String>,
+    pub limit: usize,
+}
+
+/// Documents' text is searchable up to this many characters (PostgreSQL's `tsvector` is
+/// bounded, and one rule for both backends keeps results alike).
+pub const SEARCH_TEXT_MAX_CHARS: usize = 200_000;
+
+/// Marks the start and end of a matched term inside a search snippet. Private-use characters, so
+/// they cannot collide with text; the core turns them into `<mark>` after escaping the rest.
+pub const MATCH_START: char = '\u{E000}';
+pub const MATCH_END: char = '\u{E001}';
+/// Stands for text left out of a snippet.
+pub const SNIPPET_ELLIPSIS: &str = "…";
+
+/// A parsed full-text query: every term must match (AND).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchQuery {
+    pub terms: Vec<SearchTerm>,
+}
+
+/// Words are lower-case runs of letters and digits (Unicode), safe to place in any backend's
+/// query syntax.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchTerm {
+    /// Matches any token starting with the word (`deploy` finds `deployment`).
+    Prefix(String),
+    /// The words in this order, next to each other, each matched whole.
+    Phrase(Vec<String>),
+}
+
+/// `GET /api/search/comments`: comment and reply bodies of documents the caller can see.
+#[derive(Debug, Clone)]
+pub struct CommentSearch {
+    pub visibility: Visibility,
+    pub query: SearchQuery,
+    /// Of the comment (for a reply: of its comment).
+    pub status: Option<CommentStatus>,
+    pub category: Option<Category>,
+    pub review_id: Option<String>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// One matching comment or reply (deleted items are never indexed), best match first, ties
+/// newest first.
+#[derive(Debug, Clone)]
+pub struct CommentHit {
+    pub review_id: String,
+    pub review_title: String,
+    pub comment_id: String,
+    /// Set when the match is in a reply.
+    pub message_id: Option<String>,
+    pub author: User,
+    /// Of the comment.
+    pub category: Category,
+    pub status: CommentStatus,
+    pub created_at: Millis,
+    /// The matching body's text around the match, terms wrapped in `MATCH_START`/`MATCH_END`.
+    pub snippet: String,
+}
+
+/// `GET /api/search/docs`: titles and latest-version text of documents the caller can see.
+#[derive(Debug, Clone)]
+pub struct ReviewSearch {
+    pub visibility: Visibility,
+    pub query: SearchQuery,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// One matching document, best match first, ties most recently updated first.
+#[derive(Debug, Clone)]
+pub struct ReviewHit {
+    pub summary: ReviewSummaryRecord,
+    /// Text around the match in the document's text (or its title when only the title matches),
+    /// terms wrapped in `MATCH_START`/`MATCH_END`.
+    pub snippet: String,
 }
 
 /// The result of a successful version write.
@@ -131,6 +271,40 @@ pub trait Store: Send + Sync + 'static {
     async fn insert_token(&self, token: TokenRecord) -> StoreResult<()>;
     async fn token_by_hash(&self, hash: &[u8; 32]) -> StoreResult<Option<(TokenRecord, Account)>>;
     async fn touch_token(&self, token_id: &str, at: Millis) -> StoreResult<()>;
+    /// The user's tokens that are not revoked (expired ones included), newest first.
+    async fn tokens_of(&self, user_id: &str) -> StoreResult<Vec<TokenRecord>>;
+    /// Revokes the user's token; `false` when they have no such unrevoked token.
+    async fn revoke_token(&self, user_id: &str, token_id: &str, at: Millis) -> StoreResult<bool>;
+    /// The argon2id PHC string of a local account's password, if it has one.
+    async fn password_hash(&self, user_id: &str) -> StoreResult<Option<String>>;
+
+    // Organization.
+    /// Members (never service principals, never removed accounts).
+    async fn list_accounts(&self, query: MemberQuery) -> StoreResult<Vec<Account>>;
+    /// Overwrites the changeable fields of an account (display name, membership, status, admin
+    /// flag), found by id; `NotFound` when there is none.
+    async fn update_account(&self, account: Account) -> StoreResult<()>;
+    /// Marks the account removed and, in the same transaction, revokes its tokens, deletes its
+    /// sessions and login codes, drops its admin flag and its project roles.
+    async fn remove_account(&self, user_id: &str, at: Millis) -> StoreResult<()>;
+
+    // Browser sessions and command-line login codes.
+    async fn insert_session(&self, session: SessionRecord) -> StoreResult<()>;
+    async fn session_by_hash(
+        &self,
+        hash: &[u8; 32],
+    ) -> StoreResult<Option<(SessionRecord, Account)>>;
+    async fn delete_session(&self, hash: &[u8; 32]) -> StoreResult<()>;
+    async fn insert_login_code(&self, code: LoginCodeRecord) -> StoreResult<()>;
+    async fn login_code(&self, hash: &[u8; 32]) -> StoreResult<Option<LoginCodeRecord>>;
+    /// Marks the code used at `at` and inserts `token`, both or neither, if the code is still
+    /// unused; `false` (nothing written) when it was used already or does not exist.
+    async fn redeem_login_code(
+        &self,
+        hash: &[u8; 32],
+        at: Millis,
+        token: TokenRecord,
+    ) -> StoreResult<bool>;
 
     // Documents.
     async fn create_review(&self, review: NewReview) -> StoreResult<()>;
@@ -150,7 +324,46 @@ pub trait Store: Send + Sync + 'static {
         version_id: &str,
     ) -> StoreResult<Option<(VersionRecord, Vec<u8>)>>;
     async fn write_version(&self, write: VersionWrite) -> StoreResult<Revisions>;
+    /// Changes a document's own fields; `NotFound` when it is gone.
+    async fn update_review(&self, update: ReviewUpdate) -> StoreResult<()>;
+    /// Deletes a document with everything it holds (versions, comments, runs, sharing, search
+    /// entries), and announces a last `review` event; `NotFound` when it is gone.
+    async fn delete_review(&self, review_id: &str) -> StoreResult<()>;
+
+    // Projects.
     async fn project(&self, code: &str) -> StoreResult<Option<ProjectRecord>>;
+    /// Loads a project snapshot in one transaction: every listed project is inserted or
+    /// overwritten with `in_snapshot = true`; every other known project gets `in_snapshot = false`
+    /// (its links and roles stay).
+    async fn import_projects(&self, projects: Vec<ProjectRecord>) -> StoreResult<ProjectImport>;
+    async fn list_projects(
+        &self,
+        query: ProjectQuery,
+    ) -> StoreResult<Vec<(ProjectRecord, Option<ProjectRole>)>>;
+    async fn project_role(&self, code: &str, user_id: &str) -> StoreResult<Option<ProjectRole>>;
+    /// Everyone holding a role in the project, ordered by email.
+    async fn project_members(&self, code: &str) -> StoreResult<Vec<ProjectMember>>;
+    /// Sets (inserts or changes) and removes roles by user id, in one transaction.
+    async fn change_project_roles(
+        &self,
+        code: &str,
+        set: Vec<(String, ProjectRole)>,
+        remove: Vec<String>,
+    ) -> StoreResult<()>;
+    /// Links the document to `project` (or unlinks it, `None`) if it is still linked to
+    /// `expected`; `false` (nothing written) when it is linked otherwise. Raises `change_seq`, sets
+    /// `updated_at` and announces a `review` event; `NotFound` when the document is gone.
+    async fn link_project(
+        &self,
+        review_id: &str,
+        expected: Option<&str>,
+        project: Option<&str>,
+        at: Millis,
+    ) -> StoreResult<bool>;
+
+    // Search.
+    async fn search_comments(&self, search: CommentSearch) -> StoreResult<Vec<CommentHit>>;
+    async fn search_reviews(&self, search: ReviewSearch) -> StoreResult<Vec<ReviewHit>>;
 
     // Comments and runs.
     async fn comment_thread(

@@ -39,6 +39,19 @@ impl VersionText {
         }
     }
 
+    /// The text full-text search indexes: whitespace runs collapsed, cut to
+    /// `SEARCH_TEXT_MAX_CHARS`.
+    pub fn search_text(&self) -> String {
+        let collapsed = docreview_text::collapse_whitespace(self.text.as_str());
+        match collapsed
+            .char_indices()
+            .nth(crate::store::SEARCH_TEXT_MAX_CHARS)
+        {
+            Some((cut, _)) => collapsed[..cut].to_string(),
+            None => collapsed,
+        }
+    }
+
     /// The innermost section containing the code-point offset `at`.
     pub fn section_at(&self, at: usize) -> Option<&Section> {
         self.sections

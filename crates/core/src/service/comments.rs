@@ -162,7 +162,7 @@ impl Service {
         retrying!(
             base,
             async {
-                let (head, mut thread) =
+                let (head, _, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
                 if thread.comment.author_id != actor.id() {
                     return Err(Error::forbidden("only the author can edit a comment"));
@@ -195,9 +195,8 @@ impl Service {
         retrying!(
             base,
             async {
-                let (head, mut thread) =
+                let (head, role, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
-                let role = access::visible_role(actor, &head)?;
                 let now = self.clock.now();
                 let live_replies = thread
                     .messages
@@ -249,9 +248,8 @@ impl Service {
         retrying!(
             base,
             async {
-                let (head, mut thread) =
+                let (head, role, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
-                let role = access::visible_role(actor, &head)?;
                 if thread.comment.author_id != actor.id() {
                     access::require_role(
                         role,
@@ -287,7 +285,7 @@ impl Service {
         retrying!(
             base,
             async {
-                let (head, mut thread) =
+                let (head, _, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
                 if let Some(run_id) = &input.run_id {
                     access::permit(actor, Operation::Run)?;
@@ -333,7 +331,7 @@ impl Service {
         retrying!(
             base,
             async {
-                let (head, mut thread) =
+                let (head, _, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
                 let message = live_message(&mut thread, message_id)?;
                 if message.author_id != actor.id() {
@@ -366,9 +364,8 @@ impl Service {
         retrying!(
             base,
             async {
-                let (head, mut thread) =
+                let (head, role, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
-                let role = access::visible_role(actor, &head)?;
                 let now = self.clock.now();
                 let replied_after = {
                     let target = thread
@@ -423,7 +420,7 @@ impl Service {
         retrying!(
             base,
             async {
-                let (head, mut thread) =
+                let (head, _, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
                 if thread.comment.status == input.status {
                     return Err(Error::InvalidTransition(format!(
@@ -472,8 +469,8 @@ impl Service {
         review_id: &str,
         comment_id: &str,
         base: Option<i64>,
-    ) -> Result<(ReviewHead, CommentThread)> {
-        let (head, _) = self.visible(actor, review_id).await?;
+    ) -> Result<(ReviewHead, Role, CommentThread)> {
+        let (head, role) = self.visible(actor, review_id).await?;
         check_base(base, head.review.comments_revision)?;
         let thread = self
             .store
@@ -481,7 +478,7 @@ impl Service {
             .await?
             .filter(|thread| thread.comment.deleted_at.is_none())
             .ok_or(Error::NotFound("comment"))?;
-        Ok((head, thread))
+        Ok((head, role, thread))
     }
 
     /// Applies a write guarded by the revision `head` was read at; returns the new revision.

@@ -27,7 +27,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::events::{EventKind, ReviewEvent};
 use crate::identity::SharedTokens;
-use crate::model::{ReviewHead, Role, VersionRecord};
+use crate::model::{ProjectRole, ReviewHead, Role, VersionRecord};
 use crate::store::Store;
 use crate::texts::{TextCache, VersionText};
 
@@ -120,8 +120,24 @@ impl Service {
             .review_head(review_id)
             .await?
             .ok_or(Error::NotFound("document"))?;
-        let role = access::visible_role(actor, &head)?;
+        let project_role = self.project_role_of(actor, &head).await?;
+        let role = access::visible_role(actor, &head, project_role)?;
         Ok((head, role))
+    }
+
+    /// The caller's role in the project the document is linked to (a point lookup, made only
+    /// for linked documents and members).
+    async fn project_role_of(
+        &self,
+        actor: &Actor,
+        head: &ReviewHead,
+    ) -> Result<Option<ProjectRole>> {
+        match (&head.review.project_code, &actor.credential) {
+            (Some(code), access::Credential::Personal { .. } | access::Credential::Session) => {
+                Ok(self.store.project_role(code, actor.id()).await?)
+            }
+            _ => Ok(None),
+        }
     }
 
     /// The parsed text of a version, from the cache or parsed now (off the async threads).

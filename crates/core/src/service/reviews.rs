@@ -321,6 +321,7 @@ impl Service {
             grants: doc.grants,
             version,
             html: doc.html,
+            search_text: text.search_text(),
         };
         match self.store.create_review(new).await {
             Ok(()) => {}
@@ -347,7 +348,8 @@ impl Service {
             .review_state(review_id)
             .await?
             .ok_or(Error::NotFound("document"))?;
-        let role = access::visible_role(actor, &state.head)?;
+        let project_role = self.project_role_of(actor, &state.head).await?;
+        let role = access::visible_role(actor, &state.head, project_role)?;
         if include_deleted {
             access::require_role(role, Role::Editor, "includeDeleted")?;
         }
@@ -371,17 +373,7 @@ impl Service {
             Some(_) => return Err(Error::invalid("owner accepts only `me`")),
         };
         let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
-        let visibility = if matches!(actor.credential, access::Credential::Shared(_))
-            || actor.account.is_admin
-        {
-            Visibility::All
-        } else {
-            Visibility::Member {
-                user_id: actor.id().to_string(),
-                email: actor.account.email.clone(),
-                internal: actor.account.membership == Membership::Internal,
-            }
-        };
+        let visibility = visibility_of(actor);
         let rows = self
             .store
             .list_reviews(ReviewQuery {
@@ -401,9 +393,13 @@ impl Service {
         for row in rows.into_iter().take(limit) {
             let review = row.review;
             last_key = Some((review.updated_at, review.id.clone()));
-            let Some(role) =
-                access::role_with_grant(actor, &review.owner_id, review.access_mode, row.grant)
-            else {
+            let Some(role) = access::role_with_grant(
+                actor,
+                &review.owner_id,
+                review.access_mode,
+                row.grant,
+                row.project_role,
+            ) else {
                 continue;
             };
             reviews.push(ReviewSummaryView {
@@ -566,6 +562,7 @@ impl Service {
                 anchors,
                 structure_changed,
                 at: now,
+                search_text: text.search_text(),
             };
             match self.store.write_version(write).await {
                 Ok(_) => {
@@ -598,6 +595,20 @@ impl Service {
             return Err(Error::invalid("the HTML must be UTF-8 encoded"));
         }
         Ok(())
+    }
+}
+
+/// What the caller may see, as list and search queries filter it.
+pub(crate) fn visibility_of(actor: &Actor) -> Visibility {
+    let user_id = actor.id().to_string();
+    if matches!(actor.credential, access::Credential::Shared(_)) || actor.account.is_admin {
+        Visibility::All { user_id }
+    } else {
+        Visibility::Member {
+            user_id,
+            email: actor.account.email.clone(),
+            internal: actor.account.membership == Membership::Internal,
+        }
     }
 }
 
