@@ -364,6 +364,18 @@ pub trait Store: Send + Sync + 'static {
     // Search.
     async fn search_comments(&self, search: CommentSearch) -> StoreResult<Vec<CommentHit>>;
     async fn search_reviews(&self, search: ReviewSearch) -> StoreResult<Vec<ReviewHit>>;
+    /// Documents whose text was never indexed (they existed before search did), at most
+    /// `limit`, as `(review_id, latest_version_id)`. Their titles are searchable already.
+    async fn reviews_without_search_text(&self, limit: usize)
+    -> StoreResult<Vec<(String, String)>>;
+    /// Sets a document's search text, if its latest version is still `version_id` (otherwise the
+    /// newer version's write has set it already); a gone document is not an error.
+    async fn set_search_text(
+        &self,
+        review_id: &str,
+        version_id: &str,
+        text: String,
+    ) -> StoreResult<()>;
 
     // Comments and runs.
     async fn comment_thread(
