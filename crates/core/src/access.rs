@@ -18,7 +18,7 @@ pub enum Credential {
     },
     Shared(SharedKind),
     /// A browser session cookie.
-    Session,
+    Session { session_id: String },
 }
 
 /// An authenticated caller.
@@ -114,7 +114,7 @@ pub fn permit(actor: &Actor, operation: Operation) -> Result<()> {
             _ => Ok(()),
         },
         Credential::Shared(kind) if operation.accepts_shared(*kind) => Ok(()),
-        Credential::Session if operation.accepts_session() => Ok(()),
+        Credential::Session { .. } if operation.accepts_session() => Ok(()),
         _ => Err(Error::forbidden(
             "this kind of credential cannot perform this operation",
         )),
@@ -310,7 +310,9 @@ mod tests {
         ));
         let session = Actor {
             account: account("u", Membership::Internal, false),
-            credential: Credential::Session,
+            credential: Credential::Session {
+                session_id: "ses_1".into(),
+            },
         };
         assert!(permit(&session, Operation::Comment).is_ok());
         assert!(matches!(

@@ -38,6 +38,9 @@ pub enum Error {
     ProjectNotInSnapshot,
     #[error("the document is already linked to another project")]
     ProjectConflict,
+    /// Too many failed attempts from one address; try again after this many seconds.
+    #[error("too many failed attempts; try again in {retry_after_secs} s")]
+    RateLimited { retry_after_secs: u64 },
     #[error("{0}")]
     PayloadTooLarge(String),
     #[error("{0}")]

@@ -1,8 +1,9 @@
-//! Token values: how personal tokens are minted and recognised, and how shared tokens compare.
+//! Secret values: how personal tokens, session cookies and command-line login codes are minted
+//! and recognised, how shared tokens compare, and how passwords are hashed.
 //!
 //! A personal token is `drp_` + 43 base62 characters (32 random bytes) + a 6-character checksum,
 //! so secret scanners can spot leaked ones and typos are rejected without a database lookup.
-//! Only the SHA-256 of a token is ever stored.
+//! Only the SHA-256 of a token, a session cookie or a login code is ever stored.
 
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -86,6 +87,101 @@ fn base62(bytes: &[u8], width: usize) -> String {
     String::from_utf8(digits).unwrap_or_default()
 }
 
+/// Mints a session cookie value (`drs_` + 43 base62 characters) and its hash.
+pub fn mint_session_value() -> (Secret, [u8; 32]) {
+    let mut random = [0u8; 32];
+    random_bytes(&mut random);
+    let value = format!("drs_{}", base62(&random, BODY_LEN));
+    let hash = sha256(value.as_bytes());
+    (Secret(value), hash)
+}
+
+/// The CSRF token of a session: derived from the cookie value, so nothing more is stored, and
+/// useless without the cookie it belongs to.
+pub fn csrf_token(session_value: &str) -> String {
+    let digest = sha256(format!("docreview-csrf:{session_value}").as_bytes());
+    base62(&digest, BODY_LEN)
+}
+
+/// Whether `presented` is the CSRF token of `session_value`, compared in constant time.
+pub fn csrf_matches(session_value: &str, presented: &str) -> bool {
+    bool::from(
+        csrf_token(session_value)
+            .as_bytes()
+            .ct_eq(presented.as_bytes()),
+    )
+}
+
+/// Letters and digits a person can read off a screen and type without confusing them.
+const CODE_ALPHABET: &[u8; 32] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+const CODE_LEN: usize = 10;
+
+/// Mints a command-line login code, `XXXXX-XXXXX` (50 random bits), and the hash of its
+/// normalized form.
+pub fn mint_login_code() -> (Secret, [u8; 32]) {
+    let mut random = [0u8; CODE_LEN];
+    random_bytes(&mut random);
+    let plain: String = random
+        .iter()
+        .map(|byte| char::from(CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()]))
+        .collect();
+    let hash = sha256(plain.as_bytes());
+    let shown = format!("{}-{}", &plain[..CODE_LEN / 2], &plain[CODE_LEN / 2..]);
+    (Secret(shown), hash)
+}
+
+/// The hash a typed login code is looked up by: case, spaces and dashes do not matter.
+pub fn login_code_hash(typed: &str) -> [u8; 32] {
+    let plain: String = typed
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '-')
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    sha256(plain.as_bytes())
+}
+
+/// A PKCE (S256) challenge as the CLI sends it: BASE64URL(SHA-256(verifier)), 43 characters.
+pub fn is_valid_pkce_challenge(challenge: &str) -> bool {
+    challenge.len() == 43
+        && challenge
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Whether `verifier` hashes to `challenge` (RFC 7636 S256), compared in constant time.
+pub fn pkce_verifies(verifier: &str, challenge: &str) -> bool {
+    use base64::Engine;
+    // RFC 7636: 43 to 128 characters of [A-Za-z0-9-._~].
+    let well_formed = (43..=128).contains(&verifier.len())
+        && verifier
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
+    let computed =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha256(verifier.as_bytes()));
+    well_formed && bool::from(computed.as_bytes().ct_eq(challenge.as_bytes()))
+}
+
+/// Hashes a password with argon2id and the crate's recommended parameters, as a PHC string.
+/// Costs tens of milliseconds of CPU: call it off the async threads.
+pub fn hash_password(password: &str) -> Result<String, String> {
+    use argon2::PasswordHasher;
+    argon2::Argon2::default()
+        .hash_password(password.as_bytes())
+        .map(|hash| hash.to_string())
+        .map_err(|error| format!("hashing the password: {error}"))
+}
+
+/// Checks a password against a stored PHC string; any malformed hash is a mismatch.
+/// Costs tens of milliseconds of CPU: call it off the async threads.
+pub fn verify_password(password: &str, phc: &str) -> bool {
+    use argon2::PasswordVerifier;
+    argon2::PasswordHash::new(phc).is_ok_and(|parsed| {
+        argon2::Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+    })
+}
+
 /// The shared tokens configured in the environment, kept only as hashes.
 #[derive(Default, Clone)]
 pub struct SharedTokens {
@@ -150,6 +246,42 @@ mod tests {
         assert!(!is_well_formed_personal_token(&altered));
         assert!(!is_well_formed_personal_token("drp_short"));
         assert!(!is_well_formed_personal_token("nope"));
+    }
+
+    #[test]
+    fn login_codes_normalize_and_pkce_verifies() {
+        let (code, hash) = mint_login_code();
+        assert_eq!(code.expose().len(), 11);
+        assert_eq!(login_code_hash(code.expose()), hash);
+        let sloppy = code.expose().to_lowercase().replace('-', " ");
+        assert_eq!(login_code_hash(&sloppy), hash);
+        // RFC 7636, appendix B.
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        let challenge = "E9Melhoa2OwvFrEMTJguCQaoWRn2t0MTJvfCkHB6FX0";
+        assert!(is_valid_pkce_challenge(challenge));
+        assert!(pkce_verifies(verifier, challenge));
+        assert!(!pkce_verifies("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXx", challenge));
+        assert!(!pkce_verifies("short", challenge));
+        assert!(!is_valid_pkce_challenge("not a challenge"));
+    }
+
+    #[test]
+    fn csrf_tokens_belong_to_their_session() {
+        let (first, _) = mint_session_value();
+        let (second, _) = mint_session_value();
+        let token = csrf_token(first.expose());
+        assert!(csrf_matches(first.expose(), &token));
+        assert!(!csrf_matches(second.expose(), &token));
+        assert!(!csrf_matches(first.expose(), ""));
+    }
+
+    #[test]
+    fn passwords_verify_only_against_their_hash() {
+        let hash = hash_password("correct horse").unwrap_or_default();
+        assert!(hash.starts_with("$argon2id$"));
+        assert!(verify_password("correct horse", &hash));
+        assert!(!verify_password("wrong horse", &hash));
+        assert!(!verify_password("correct horse", "not a hash"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod error;
 pub mod events;
 pub mod identity;
 pub mod ids;
+pub mod limit;
 pub mod model;
 pub mod service;
 pub mod store;

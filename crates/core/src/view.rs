@@ -8,8 +8,8 @@ use serde::Serialize;
 use crate::clock::rfc3339;
 use crate::model::{
     AccessMode, Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord,
-    Millis, Provider, ReviewState, Role, RunKind, RunRecord, RunStatus, StatusEventRecord, User,
-    VersionRecord,
+    Millis, ProjectRecord, ProjectRole, Provider, ReviewState, Role, RunKind, RunRecord,
+    RunStatus, StatusEventRecord, User, VersionRecord,
 };
 
 /// A human comment or reply can be cancelled by its author for this long after writing it.
@@ -33,6 +33,38 @@ pub struct ReviewView {
     pub owner: User,
     pub access: AccessView,
     pub latest_version_id: String,
+    #[serde(rename = "_project", skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectLinkView>,
+}
+
+/// `_project`: the project a document is linked to, with the caller's role in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectLinkView {
+    pub code: String,
+    pub name: Option<String>,
+    pub company: Option<String>,
+    pub status: &'static str,
+    pub in_snapshot: bool,
+    pub role: Option<ProjectRole>,
+}
+
+impl ProjectLinkView {
+    pub fn of(project: &ProjectRecord, role: Option<ProjectRole>) -> Self {
+        ProjectLinkView {
+            code: project.code.clone(),
+            name: project.name.clone(),
+            company: project.company.clone(),
+            status: project_status(project),
+            in_snapshot: project.in_snapshot,
+            role,
+        }
+    }
+}
+
+/// A project's `status` word.
+pub fn project_status(project: &ProjectRecord) -> &'static str {
+    if project.active { "active" } else { "inactive" }
 }
 
 #[derive(Debug, Serialize)]
@@ -310,8 +342,14 @@ pub fn version_view(version: &VersionRecord) -> VersionView {
     }
 }
 
-/// Renders a whole review for one caller.
-pub fn review_view(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> ReviewView {
+/// Renders a whole review for one caller, who holds `role` on it and sees `project` as its
+/// `_project`.
+pub fn review_view(
+    state: &ReviewState,
+    role: Role,
+    project: Option<ProjectLinkView>,
+    viewer: &Viewer<'_>,
+) -> ReviewView {
     let users = Users::new(&state.users);
     let run_status = |id: &str| {
         state
@@ -387,6 +425,7 @@ pub fn review_view(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> Revi
             mode: review.access_mode,
         },
         latest_version_id: review.latest_version_id.clone(),
+        project,
     }
 }
 

@@ -1,12 +1,18 @@
-//! Accounts, personal tokens and authentication.
+//! Accounts, personal tokens, browser sessions, the command-line login, and authentication.
 
-use super::{Service, check_length};
-use crate::access::{Actor, Credential};
+use serde::{Deserialize, Serialize};
+
+use super::{Service, check_length, page};
+use crate::access::{self, Actor, Credential, Operation};
+use crate::clock::rfc3339;
 use crate::error::{Error, Result};
-use crate::identity::{Secret, is_well_formed_personal_token, mint_personal_token, sha256};
+use crate::identity::{
+    self, Secret, is_well_formed_personal_token, mint_personal_token, sha256,
+};
 use crate::ids::new_id;
 use crate::model::{
-    Account, Membership, Provider, Scope, SharedKind, TokenRecord, User, UserStatus,
+    Account, LoginCodeRecord, Membership, Millis, Provider, Scope, SessionRecord, SharedKind,
+    TokenRecord, User, UserStatus,
 };
 use crate::store::StoreError;
 
@@ -14,6 +20,132 @@ pub const TOKEN_LIFETIME_DAYS: i64 = 90;
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 /// `lastUsedAt` is refreshed at most this often, so reads do not turn into writes.
 const LAST_USED_GRANULARITY_MS: i64 = 60 * 1000;
+/// A browser session lasts this long from sign-in (then the user signs in again).
+pub const SESSION_LIFETIME_MS: Millis = 14 * DAY_MS;
+/// A command-line login code is good for this long, once.
+pub const LOGIN_CODE_LIFETIME_MS: Millis = 10 * 60 * 1000;
+/// Failed sign-ins and code exchanges allowed per address and minute (then 429).
+pub const MAX_FAILURES_PER_MINUTE: usize = 10;
+
+/// `GET /api/me`.
+#[derive(Debug, Serialize)]
+pub struct MeView {
+    pub user: MemberView,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<CurrentTokenView>,
+}
+
+/// A member as the organization and account endpoints show them: the public `User` plus email,
+/// membership, status and admin flag.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberView {
+    pub id: String,
+    pub provider: Provider,
+    pub display_name: String,
+    pub email: String,
+    pub membership: Membership,
+    pub status: UserStatus,
+    pub is_admin: bool,
+    pub created_at: String,
+}
+
+impl MemberView {
+    pub fn of(account: &Account) -> Self {
+        MemberView {
+            id: account.user.id.clone(),
+            provider: account.user.provider,
+            display_name: account.user.display_name.clone(),
+            email: account.email.clone(),
+            membership: account.membership,
+            status: account.status,
+            is_admin: account.is_admin,
+            created_at: rfc3339(account.created_at),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CurrentTokenView {
+    pub id: String,
+    pub scopes: Vec<Scope>,
+    pub expires_at: String,
+}
+
+/// A personal token's record, never its value.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenView {
+    pub id: String,
+    pub name: String,
+    pub scopes: Vec<Scope>,
+    pub created_at: String,
+    pub expires_at: String,
+    pub last_used_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
+}
+
+impl TokenView {
+    fn of(token: &TokenRecord) -> Self {
+        TokenView {
+            id: token.id.clone(),
+            name: token.name.clone(),
+            scopes: token.scopes.clone(),
+            created_at: rfc3339(token.created_at),
+            expires_at: rfc3339(token.expires_at),
+            last_used_at: token.last_used_at.map(rfc3339),
+            revoked_at: token.revoked_at.map(rfc3339),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenList {
+    pub tokens: Vec<TokenView>,
+    pub next_cursor: Option<String>,
+}
+
+/// `limit` and `cursor` of a list endpoint.
+#[derive(Debug, Default, Deserialize)]
+pub struct PageQuery {
+    pub limit: Option<usize>,
+    pub cursor: Option<String>,
+}
+
+/// `POST /api/auth/cli/token`.
+#[derive(Debug, Deserialize)]
+pub struct CodeExchange {
+    pub code: String,
+    pub verifier: String,
+}
+
+/// The answer to a successful code exchange: the token value, shown this once.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExchangedToken {
+    pub token: String,
+    pub token_id: String,
+    pub expires_at: String,
+    pub scopes: Vec<Scope>,
+}
+
+/// What the approval page asks for on behalf of the CLI.
+#[derive(Debug)]
+pub struct CliLoginRequest {
+    pub challenge: String,
+    pub token_name: String,
+    pub scopes: Vec<Scope>,
+}
+
+/// A new browser session: the cookie value goes to the browser, only its hash is stored.
+#[derive(Debug)]
+pub struct SignedIn {
+    pub cookie_value: Secret,
+    pub expires_at: Millis,
+}
 
 pub struct NewUser {
     pub email: String,
@@ -67,6 +199,221 @@ impl Service {
                 scopes: token.scopes,
                 expires_at: token.expires_at,
             },
+        })
+    }
+
+    /// Resolves a session cookie to an actor; anything unusable is 401.
+    pub async fn authenticate_session(&self, cookie_value: &str) -> Result<Actor> {
+        let (session, account) = self
+            .store
+            .session_by_hash(&sha256(cookie_value.as_bytes()))
+            .await?
+            .ok_or(Error::Unauthorized)?;
+        if session.expires_at <= self.clock.now() || account.status != UserStatus::Active {
+            return Err(Error::Unauthorized);
+        }
+        Ok(Actor {
+            account,
+            credential: Credential::Session {
+                session_id: session.id,
+            },
+        })
+    }
+
+    /// Password sign-in for the browser. Every failure reads the same (no account enumeration)
+    /// and counts against the address; an unknown email still costs one hash verification, so
+    /// timing tells nothing either.
+    pub async fn sign_in(&self, email: &str, password: &str, address: &str) -> Result<SignedIn> {
+        let now = self.clock.now();
+        self.failed_attempts.check(address, now)?;
+        let account = match normalize_email(email) {
+            Ok(email) => self.store.account_by_email(&email).await?,
+            Err(_) => None,
+        };
+        let stored = match &account {
+            Some(account) => self.store.password_hash(account.id()).await?,
+            None => None,
+        };
+        let password = password.to_string();
+        let matches = tokio::task::spawn_blocking(move || match stored {
+            Some(hash) => identity::verify_password(&password, &hash),
+            None => {
+                identity::verify_password(&password, dummy_password_hash());
+                false
+            }
+        })
+        .await
+        .map_err(|error| Error::Internal(Box::new(error)))?;
+        let account = match account {
+            Some(account) if matches && account.status == UserStatus::Active => account,
+            _ => {
+                self.failed_attempts.record_failure(address, now);
+                return Err(Error::Unauthorized);
+            }
+        };
+        let (cookie_value, hash) = identity::mint_session_value();
+        let session = SessionRecord {
+            id: new_id("ses_", now),
+            hash,
+            user_id: account.user.id,
+            created_at: now,
+            expires_at: now + SESSION_LIFETIME_MS,
+        };
+        let expires_at = session.expires_at;
+        self.store.insert_session(session).await?;
+        Ok(SignedIn {
+            cookie_value,
+            expires_at,
+        })
+    }
+
+    /// Ends a browser session (signing out); an unknown cookie is fine.
+    pub async fn sign_out(&self, cookie_value: &str) -> Result<()> {
+        Ok(self
+            .store
+            .delete_session(&sha256(cookie_value.as_bytes()))
+            .await?)
+    }
+
+    /// `GET /api/me`.
+    pub async fn me(&self, actor: &Actor) -> Result<MeView> {
+        access::permit(actor, Operation::Account)?;
+        let token = match &actor.credential {
+            Credential::Personal {
+                token_id,
+                scopes,
+                expires_at,
+            } => Some(CurrentTokenView {
+                id: token_id.clone(),
+                scopes: scopes.clone(),
+                expires_at: rfc3339(*expires_at),
+            }),
+            _ => None,
+        };
+        Ok(MeView {
+            user: MemberView::of(&actor.account),
+            token,
+        })
+    }
+
+    /// `GET /api/me/tokens`: the caller's unrevoked tokens, newest first.
+    pub async fn my_tokens(&self, actor: &Actor, query: PageQuery) -> Result<TokenList> {
+        access::permit(actor, Operation::Account)?;
+        let tokens = self.store.tokens_of(actor.id()).await?;
+        let (tokens, next_cursor) = page::by_offset(tokens, query.limit, query.cursor.as_deref())?;
+        Ok(TokenList {
+            tokens: tokens.iter().map(TokenView::of).collect(),
+            next_cursor,
+        })
+    }
+
+    /// `DELETE /api/me/tokens/{tokenId}`: the token stops working at once.
+    pub async fn revoke_my_token(&self, actor: &Actor, token_id: &str) -> Result<TokenView> {
+        access::permit(actor, Operation::Account)?;
+        let mut token = self
+            .store
+            .tokens_of(actor.id())
+            .await?
+            .into_iter()
+            .find(|token| token.id == token_id)
+            .ok_or(Error::NotFound("token"))?;
+        let now = self.clock.now();
+        if !self.store.revoke_token(actor.id(), token_id, now).await? {
+            return Err(Error::NotFound("token"));
+        }
+        token.revoked_at = Some(now);
+        Ok(TokenView::of(&token))
+    }
+
+    /// The approval step of the command-line login, by a signed-in user: a one-time code bound to
+    /// the CLI's PKCE challenge, to be typed into the CLI.
+    pub async fn approve_cli_login(
+        &self,
+        actor: &Actor,
+        request: CliLoginRequest,
+    ) -> Result<Secret> {
+        if !matches!(actor.credential, Credential::Session { .. }) {
+            return Err(Error::forbidden(
+                "approve a command-line login from a signed-in browser",
+            ));
+        }
+        if !identity::is_valid_pkce_challenge(&request.challenge) {
+            return Err(Error::invalid(
+                "challenge must be BASE64URL(SHA-256(verifier)): 43 characters",
+            ));
+        }
+        let token_name = request.token_name.trim().to_string();
+        check_length("token name", &token_name, 1, 100)?;
+        let now = self.clock.now();
+        let (code, hash) = identity::mint_login_code();
+        self.store
+            .insert_login_code(LoginCodeRecord {
+                hash,
+                user_id: actor.id().to_string(),
+                challenge: request.challenge,
+                token_name,
+                scopes: default_scopes(request.scopes),
+                created_at: now,
+                expires_at: now + LOGIN_CODE_LIFETIME_MS,
+                used_at: None,
+            })
+            .await?;
+        Ok(code)
+    }
+
+    /// `POST /api/auth/cli/token`: a code and its PKCE verifier become a personal token. Wrong,
+    /// expired or reused codes are 400; too many failures from one address are 429.
+    pub async fn exchange_cli_code(
+        &self,
+        exchange: CodeExchange,
+        address: &str,
+    ) -> Result<ExchangedToken> {
+        let now = self.clock.now();
+        self.failed_attempts.check(address, now)?;
+        match self.redeem(&exchange, now).await {
+            Err(Error::InvalidRequest(message)) => {
+                self.failed_attempts.record_failure(address, now);
+                Err(Error::InvalidRequest(message))
+            }
+            outcome => outcome,
+        }
+    }
+
+    async fn redeem(&self, exchange: &CodeExchange, now: Millis) -> Result<ExchangedToken> {
+        let refused = || Error::invalid("the code is wrong, expired or already used");
+        let hash = identity::login_code_hash(&exchange.code);
+        let code = self.store.login_code(&hash).await?.ok_or_else(refused)?;
+        let usable = code.used_at.is_none()
+            && code.expires_at > now
+            && identity::pkce_verifies(&exchange.verifier, &code.challenge);
+        if !usable {
+            return Err(refused());
+        }
+        let account = self
+            .store
+            .account_by_id(&code.user_id)
+            .await?
+            .filter(|account| account.status == UserStatus::Active)
+            .ok_or_else(refused)?;
+        let (value, token) = self.new_token(
+            &account,
+            code.scopes.clone(),
+            code.token_name.clone(),
+            TOKEN_LIFETIME_DAYS,
+            now,
+        )?;
+        if !self
+            .store
+            .redeem_login_code(&hash, now, token.clone())
+            .await?
+        {
+            return Err(refused());
+        }
+        Ok(ExchangedToken {
+            token: value.expose().to_string(),
+            token_id: token.id,
+            expires_at: rfc3339(token.expires_at),
+            scopes: token.scopes,
         })
     }
 
@@ -127,34 +474,67 @@ impl Service {
             .account_by_email(&normalize_email(email)?)
             .await?
             .ok_or(Error::NotFound("user"))?;
+        if account.status != UserStatus::Active {
+            return Err(Error::invalid(format!(
+                "{} is {}; tokens are issued to active members only",
+                account.email, account.status
+            )));
+        }
         let days = expires_in_days.unwrap_or(TOKEN_LIFETIME_DAYS);
+        let name = name.unwrap_or_else(|| "personal token".to_string());
+        let (value, record) = self.new_token(&account, scopes, name, days, self.clock.now())?;
+        self.store.insert_token(record.clone()).await?;
+        Ok(IssuedToken { value, record })
+    }
+
+    /// A new token for `account` (not yet stored) and its value.
+    fn new_token(
+        &self,
+        account: &Account,
+        scopes: Vec<Scope>,
+        name: String,
+        days: i64,
+        now: Millis,
+    ) -> Result<(Secret, TokenRecord)> {
         if !(0..=TOKEN_LIFETIME_DAYS).contains(&days) {
             return Err(Error::invalid(format!(
                 "expiry must be 0 to {TOKEN_LIFETIME_DAYS} days"
             )));
         }
-        let scopes = if scopes.is_empty() {
-            vec![Scope::Comments]
-        } else {
-            dedup(scopes)
-        };
-        let name = name.unwrap_or_else(|| "personal token".to_string());
         check_length("token name", &name, 1, 100)?;
-        let now = self.clock.now();
         let (value, hash) = mint_personal_token();
         let record = TokenRecord {
             id: new_id("tok_", now),
-            user_id: account.user.id,
+            user_id: account.user.id.clone(),
             name,
             hash,
-            scopes,
+            scopes: default_scopes(scopes),
             created_at: now,
             expires_at: now + days * DAY_MS,
             last_used_at: None,
             revoked_at: None,
         };
-        self.store.insert_token(record.clone()).await?;
-        Ok(IssuedToken { value, record })
+        Ok((value, record))
+    }
+}
+
+/// A hash of a random password, verified against when the email is unknown so that a failed
+/// sign-in takes as long either way.
+fn dummy_password_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| {
+        let mut random = [0u8; 16];
+        crate::clock::random_bytes(&mut random);
+        identity::hash_password(&hex::encode(random)).unwrap_or_default()
+    })
+}
+
+/// Scopes default to `comments` only (reference §Authentication 8); duplicates are dropped.
+fn default_scopes(scopes: Vec<Scope>) -> Vec<Scope> {
+    if scopes.is_empty() {
+        vec![Scope::Comments]
+    } else {
+        dedup(scopes)
     }
 }
 

@@ -2,22 +2,41 @@
 
 mod accounts;
 mod comments;
+mod manage;
+mod org;
+mod page;
+mod projects;
 mod render;
 mod reviews;
 mod runs;
+mod search;
 
 use std::sync::Arc;
 
-pub use accounts::{IssuedToken, NewUser, service_account};
+pub use accounts::{
+    CliLoginRequest, CodeExchange, ExchangedToken, IssuedToken, MeView, MemberView, NewUser,
+    PageQuery, SignedIn, TokenList, TokenView, service_account,
+};
 pub use comments::{
     CommentWritten, NewComment, NewReply, Reanchor, ReplyWritten, StatusChange, StatusWritten,
     TextEdit,
+};
+pub use manage::{
+    AllowedUserEntry, MetaChange, OwnerChange, SharingChange, SharingView, TitleChange,
+};
+pub use org::{AdminList, MemberChange, MemberList, MemberRef, MemberStatus, NewMember};
+pub use projects::{
+    ProjectList, ProjectRoleView, ProjectRoles, ProjectSnapshot, ProjectView, RoleGrant,
+    RoleRevocation, RolesChange, SnapshotProject, SnapshotStatus,
 };
 pub use reviews::{
     CreateReview, DomContext, HtmlUpload, ListQuery, ReviewList, ReviewSummaryView, VersionMode,
     VersionUpload,
 };
 pub use runs::{FinishRun, StartRun};
+pub use search::{
+    CommentResult, CommentResults, CommentSearchQuery, DocResult, DocResults, DocSearchQuery,
+};
 
 use crate::access::{self, Actor};
 use crate::cache::BoundedCache;
@@ -27,6 +46,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::events::{EventKind, ReviewEvent};
 use crate::identity::SharedTokens;
+use crate::limit::FailureLimiter;
 use crate::model::{ProjectRole, ReviewHead, Role, VersionRecord};
 use crate::store::Store;
 use crate::texts::{TextCache, VersionText};
@@ -56,6 +76,8 @@ pub struct Service {
     texts: TextCache,
     renders: BoundedCache<render::Rendered>,
     settings: Settings,
+    /// Failed sign-ins and command-line code exchanges, per client address.
+    failed_attempts: FailureLimiter,
 }
 
 impl Service {
@@ -74,6 +96,7 @@ impl Service {
             shared,
             texts,
             settings,
+            failed_attempts: FailureLimiter::new(accounts::MAX_FAILURES_PER_MINUTE, 60_000),
         }
     }
 
@@ -100,6 +123,31 @@ impl Service {
         Ok((current, receiver))
     }
 
+    /// Indexes the text of documents created before search existed, a batch at a time; returns
+    /// how many were indexed. Idempotent, so every node may run it.
+    pub async fn backfill_search_text(&self) -> Result<usize> {
+        let mut indexed = 0;
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let missing = self.store.reviews_without_search_text(64).await?;
+            // A document offered again was not indexed by our write: stop rather than spin.
+            if missing.is_empty() || missing.iter().all(|(id, _)| seen.contains(id)) {
+                return Ok(indexed);
+            }
+            for (review_id, version_id) in missing {
+                seen.insert(review_id.clone());
+                let text = match self.store.version_html(&review_id, &version_id).await? {
+                    Some((_, html)) => parse_html(html).await?.search_text(),
+                    None => String::new(),
+                };
+                self.store
+                    .set_search_text(&review_id, &version_id, text)
+                    .await?;
+                indexed += 1;
+            }
+        }
+    }
+
     /// Readiness: whether the database answers.
     pub async fn ready(&self) -> Result<()> {
         Ok(self.store.ping().await?)
@@ -120,9 +168,19 @@ impl Service {
             .review_head(review_id)
             .await?
             .ok_or(Error::NotFound("document"))?;
-        let project_role = self.project_role_of(actor, &head).await?;
-        let role = access::visible_role(actor, &head, project_role)?;
+        let (role, _) = self.access_of(actor, &head).await?;
         Ok((head, role))
+    }
+
+    /// The caller's role on a document they can see (else 404), and their role in its project.
+    async fn access_of(
+        &self,
+        actor: &Actor,
+        head: &ReviewHead,
+    ) -> Result<(Role, Option<ProjectRole>)> {
+        let project_role = self.project_role_of(actor, head).await?;
+        let role = access::visible_role(actor, head, project_role)?;
+        Ok((role, project_role))
     }
 
     /// The caller's role in the project the document is linked to (a point lookup, made only
@@ -133,7 +191,7 @@ impl Service {
         head: &ReviewHead,
     ) -> Result<Option<ProjectRole>> {
         match (&head.review.project_code, &actor.credential) {
-            (Some(code), access::Credential::Personal { .. } | access::Credential::Session) => {
+            (Some(code), access::Credential::Personal { .. } | access::Credential::Session { .. }) => {
                 Ok(self.store.project_role(code, actor.id()).await?)
             }
             _ => Ok(None),

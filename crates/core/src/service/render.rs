@@ -1,8 +1,10 @@
 //! Reading a review fast: each node caches the rendered JSON of recently read documents.
 //!
-//! A cached rendering is valid exactly while the document's `change_seq` (read with the head row
-//! that the visibility check loads anyway) is unchanged, so a node never serves a stale review
-//! and nothing needs invalidating across nodes. A rendering depends on the caller only through
+//! A cached rendering is valid exactly while the document's `change_seq` and latest version id
+//! (read with the head row that the visibility check loads anyway) are unchanged, so a node never
+//! serves a stale review and nothing needs invalidating across nodes. (The version id tells a
+//! document deleted and created again under the same id, whose `change_seq` starts over, from the
+//! one cached.) A rendering depends on the caller only through
 //! their `role` (three possible values) and, for an author inside the undo window, the
 //! `provisional` flags of their own items; bodies are cached per role, and per author while the
 //! window is open, and served without copying.
@@ -15,36 +17,39 @@ use serde::Serialize;
 use super::Service;
 use crate::access::{self, Actor, Operation};
 use crate::error::{Error, Result};
-use crate::model::{Millis, ReviewState, Role};
-use crate::view::{self, ReviewView, UNDO_WINDOW_MS, Viewer};
+use crate::model::{Millis, ReviewRecord, ReviewState, Role};
+use crate::view::{self, ProjectLinkView, ReviewView, UNDO_WINDOW_MS, Viewer};
 
 /// How much rendered JSON (plus the records behind it) a node keeps.
 pub const RENDER_CACHE_BYTES: usize = 32 * 1024 * 1024;
 
-/// A document's records as of one `change_seq`, or one rendering of them.
+/// Which state of a document a cache entry was made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    change_seq: i64,
+    latest_version_id: String,
+}
+
+impl Stamp {
+    fn of(review: &ReviewRecord) -> Self {
+        Stamp {
+            change_seq: review.change_seq,
+            latest_version_id: review.latest_version_id.clone(),
+        }
+    }
+}
+
+/// A document's records as of one stamp, or one rendering of them.
 pub enum Rendered {
     State {
-        change_seq: i64,
+        stamp: Stamp,
         state: Arc<ReviewState>,
     },
     Body {
-        change_seq: i64,
+        stamp: Stamp,
         valid_until: Millis,
         body: Bytes,
     },
-}
-
-impl Rendered {
-    fn is_current(&self, seq: i64, now: Millis) -> bool {
-        match self {
-            Rendered::State { change_seq, .. } => *change_seq == seq,
-            Rendered::Body {
-                change_seq,
-                valid_until,
-                ..
-            } => *change_seq == seq && now < *valid_until,
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -52,8 +57,13 @@ struct Envelope<'a> {
     review: &'a ReviewView,
 }
 
-fn render(state: &ReviewState, role: Role, viewer: &Viewer<'_>) -> Result<Bytes> {
-    let review = view::review_view(state, role, viewer);
+fn render(
+    state: &ReviewState,
+    role: Role,
+    project: Option<ProjectLinkView>,
+    viewer: &Viewer<'_>,
+) -> Result<Bytes> {
+    let review = view::review_view(state, role, project, viewer);
     serde_json::to_vec(&Envelope { review: &review })
         .map(Bytes::from)
         .map_err(|error| Error::Internal(Box::new(error)))
@@ -95,15 +105,26 @@ impl Service {
                 .map(Bytes::from)
                 .map_err(|error| Error::Internal(Box::new(error)));
         }
-        let (head, role) = self.visible(actor, review_id).await?;
-        let change_seq = head.review.change_seq;
+        let head = self
+            .store
+            .review_head(review_id)
+            .await?
+            .ok_or(Error::NotFound("document"))?;
+        let (role, project_role) = self.access_of(actor, &head).await?;
+        // The project record is read fresh: a snapshot import changes it without touching the
+        // document, so it is part of the cache key rather than of the cached records.
+        let project = match &head.review.project_code {
+            Some(code) => self
+                .store
+                .project(code)
+                .await?
+                .map(|project| ProjectLinkView::of(&project, project_role)),
+            None => None,
+        };
+        let current = Stamp::of(&head.review);
         let now = self.clock.now();
         let state = match self.renders.get(review_id).as_deref() {
-            Some(Rendered::State {
-                change_seq: seq,
-                state,
-                ..
-            }) if *seq == change_seq => Arc::clone(state),
+            Some(Rendered::State { stamp, state }) if *stamp == current => Arc::clone(state),
             _ => {
                 let state = Arc::new(
                     self.store
@@ -111,28 +132,44 @@ impl Service {
                         .await?
                         .ok_or(Error::NotFound("document"))?,
                 );
-                let seq = state.head.review.change_seq;
                 // A rough estimate of the records' memory, for the cache's byte budget.
                 let weight = 2048 + 400 * (state.comments.len() + state.messages.len());
                 let entry = Rendered::State {
-                    change_seq: seq,
+                    stamp: Stamp::of(&state.head.review),
                     state: Arc::clone(&state),
                 };
                 self.renders.insert(review_id, Arc::new(entry), weight);
                 state
             }
         };
-        let seq = state.head.review.change_seq;
+        let stamp = Stamp::of(&state.head.review);
         let window_ends = undo_window_ends(&state, actor.id(), now);
         let personal = window_ends > now;
-        let key = if personal {
-            format!("{review_id}\u{0}{role}\u{0}{}", actor.id())
-        } else {
-            format!("{review_id}\u{0}{role}")
-        };
+        let mut key = format!("{review_id}\u{0}{role}");
+        if let Some(project) = &project {
+            // Everything `_project` shows, so a cached body never shows a stale project.
+            key.push_str(&format!(
+                "\u{0}{}\u{0}{:?}\u{0}{:?}\u{0}{}\u{0}{}\u{0}{:?}",
+                project.code,
+                project.name,
+                project.company,
+                project.status,
+                project.in_snapshot,
+                project.role
+            ));
+        }
+        if personal {
+            key.push('\u{0}');
+            key.push_str(actor.id());
+        }
         if let Some(cached) = self.renders.get(&key)
-            && cached.is_current(seq, now)
-            && let Rendered::Body { body, .. } = cached.as_ref()
+            && let Rendered::Body {
+                stamp: cached_stamp,
+                valid_until,
+                body,
+            } = cached.as_ref()
+            && *cached_stamp == stamp
+            && now < *valid_until
         {
             return Ok(body.clone());
         }
@@ -141,13 +178,13 @@ impl Service {
             now,
             include_deleted: false,
         };
-        let body = render(&state, role, &viewer)?;
+        let body = render(&state, role, project, &viewer)?;
         let valid_until = if personal { window_ends } else { Millis::MAX };
         let weight = body.len();
         self.renders.insert(
             &key,
             Arc::new(Rendered::Body {
-                change_seq: seq,
+                stamp,
                 valid_until,
                 body: body.clone(),
             }),

@@ -2,29 +2,26 @@
 
 use std::sync::Arc;
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
-use super::{Service, accounts::normalize_email, check_length, parse_html};
+use super::manage::{AllowedUserEntry, grants_of};
+use super::{Service, check_length, page, parse_html};
 use crate::access::{self, Actor, Operation};
 use crate::anchor;
 use crate::clock::rfc3339;
 use crate::error::{Error, Result};
-use crate::ids::{is_valid_client_review_id, is_valid_project_code, new_id};
+use crate::ids::{is_valid_client_review_id, new_id};
 use crate::model::{
-    AccessGrant, AccessMode, GrantRole, Membership, Millis, ReviewRecord, Role, Scope, Section,
-    SectionSpec, User, VersionRecord,
+    AccessGrant, AccessMode, Membership, Millis, ReviewRecord, ReviewSummaryRecord,
+    Role, Scope, Section, SectionSpec, User, VersionRecord,
 };
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite, Visibility};
 use crate::texts::source_hash;
-use crate::view::{self, ReviewView, Viewer};
+use crate::view::{self, ProjectLinkView, ReviewView, Viewer};
 
 const MAX_TAGS: usize = 32;
 /// Ids that would be shadowed by a route under `/api/reviews/`.
 const RESERVED_REVIEW_IDS: &[&str] = &["import-html"];
-const DEFAULT_PAGE: usize = 50;
-const MAX_PAGE: usize = 200;
 
 /// `POST /api/reviews`.
 #[derive(Debug, Deserialize)]
@@ -55,13 +52,7 @@ pub struct SourceInput {
 #[serde(rename_all = "camelCase")]
 pub struct AccessInput {
     pub mode: Option<AccessMode>,
-    pub allowed_users: Option<Vec<AllowedUser>>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct AllowedUser {
-    pub email: String,
-    pub role: GrantRole,
+    pub allowed_users: Option<Vec<AllowedUserEntry>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -128,6 +119,39 @@ pub struct ReviewSummaryView {
     pub latest_version_id: String,
     pub comment_count: i64,
     pub open_comment_count: i64,
+    #[serde(rename = "_project", skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectLinkView>,
+}
+
+impl ReviewSummaryView {
+    /// A list or search row as the caller sees it; `None` when they cannot see it at all.
+    pub(crate) fn of(actor: &Actor, row: ReviewSummaryRecord) -> Option<Self> {
+        let review = row.review;
+        let role = access::role_with_grant(
+            actor,
+            &review.owner_id,
+            review.access_mode,
+            row.grant,
+            row.project_role,
+        )?;
+        Some(ReviewSummaryView {
+            review_id: review.id,
+            title: review.title,
+            tags: review.tags,
+            archived: review.archived,
+            owner: row.owner,
+            role,
+            created_at: rfc3339(review.created_at),
+            updated_at: rfc3339(review.updated_at),
+            latest_version_id: review.latest_version_id,
+            comment_count: row.comment_count,
+            open_comment_count: row.open_comment_count,
+            project: row
+                .project
+                .as_ref()
+                .map(|project| ProjectLinkView::of(project, row.project_role)),
+        })
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -158,20 +182,11 @@ impl Service {
         let review = input.review;
         let (mode, grants) = match review.access {
             Some(access_input) => {
-                let grants = access_input.allowed_users.unwrap_or_default();
-                if !grants.is_empty() {
+                let entries = access_input.allowed_users.unwrap_or_default();
+                if !entries.is_empty() {
                     access::require_scope(actor, Scope::Access)?;
                 }
-                let grants = grants
-                    .into_iter()
-                    .map(|user| {
-                        Ok(AccessGrant {
-                            email: normalize_email(&user.email)?,
-                            role: user.role,
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                (access_input.mode, grants)
+                (access_input.mode, grants_of(entries)?)
             }
             None => (None, Vec::new()),
         };
@@ -248,27 +263,15 @@ impl Service {
             (_, Some(id)) => id,
             (_, None) => new_id("rv_", self.clock.now()),
         };
-        if let Some(code) = &doc.project {
-            if !is_valid_project_code(code) {
-                return Err(Error::invalid(
-                    "project must match ^[A-Z0-9][A-Z0-9-]{0,31}$",
-                ));
+        // Projects arrive with the project snapshot (`admin import-projects`).
+        let project_code = match &doc.project {
+            Some(code) => {
+                let project = self.project_by_code(code).await?;
+                self.require_deliverable(actor, &project).await?;
+                Some(project.code)
             }
-            // Projects arrive with the project snapshot (`admin import-projects`).
-            let project = self
-                .store
-                .project(code)
-                .await?
-                .ok_or(Error::ProjectNotFound)?;
-            if !project.in_snapshot {
-                return Err(Error::ProjectNotInSnapshot);
-            }
-            if !project.active {
-                return Err(Error::forbidden("the project is inactive"));
-            }
-            // Project roles are not granted yet, so nobody holds editor or manager in a project.
-            return Err(Error::ProjectRoleRequired);
-        }
+            None => None,
+        };
         let tags = normalize_tags(doc.tags)?;
         if let Some(sections) = &doc.structure {
             for section in sections {
@@ -314,7 +317,7 @@ impl Service {
             latest_version_id: version.id.clone(),
             latest_source_hash: hash.clone(),
             structure: doc.structure,
-            project_code: None,
+            project_code,
         };
         let new = NewReview {
             review: record,
@@ -348,8 +351,7 @@ impl Service {
             .review_state(review_id)
             .await?
             .ok_or(Error::NotFound("document"))?;
-        let project_role = self.project_role_of(actor, &state.head).await?;
-        let role = access::visible_role(actor, &state.head, project_role)?;
+        let (role, project_role) = self.access_of(actor, &state.head).await?;
         if include_deleted {
             access::require_role(role, Role::Editor, "includeDeleted")?;
         }
@@ -358,15 +360,16 @@ impl Service {
             now: self.clock.now(),
             include_deleted,
         };
-        Ok(view::review_view(&state, role, &viewer))
+        let project = state
+            .project
+            .as_ref()
+            .map(|project| ProjectLinkView::of(project, project_role));
+        Ok(view::review_view(&state, role, project, &viewer))
     }
 
     pub async fn list_reviews(&self, actor: &Actor, query: ListQuery) -> Result<ReviewList> {
         access::permit(actor, Operation::Read)?;
-        let limit = query.limit.unwrap_or(DEFAULT_PAGE);
-        if !(1..=MAX_PAGE).contains(&limit) {
-            return Err(Error::invalid(format!("limit must be 1 to {MAX_PAGE}")));
-        }
+        let limit = page::limit(query.limit)?;
         let owner_id = match query.owner.as_deref() {
             None => None,
             Some("me") => Some(actor.id().to_string()),
@@ -388,34 +391,16 @@ impl Service {
             })
             .await?;
         let more = rows.len() > limit;
-        let mut reviews = Vec::with_capacity(limit);
-        let mut last_key = None;
-        for row in rows.into_iter().take(limit) {
-            let review = row.review;
-            last_key = Some((review.updated_at, review.id.clone()));
-            let Some(role) = access::role_with_grant(
-                actor,
-                &review.owner_id,
-                review.access_mode,
-                row.grant,
-                row.project_role,
-            ) else {
-                continue;
-            };
-            reviews.push(ReviewSummaryView {
-                review_id: review.id,
-                title: review.title,
-                tags: review.tags,
-                archived: review.archived,
-                owner: row.owner,
-                role,
-                created_at: rfc3339(review.created_at),
-                updated_at: rfc3339(review.updated_at),
-                latest_version_id: review.latest_version_id,
-                comment_count: row.comment_count,
-                open_comment_count: row.open_comment_count,
-            });
-        }
+        let last_key = rows
+            .iter()
+            .take(limit)
+            .last()
+            .map(|row| (row.review.updated_at, row.review.id.clone()));
+        let reviews = rows
+            .into_iter()
+            .take(limit)
+            .filter_map(|row| ReviewSummaryView::of(actor, row))
+            .collect();
         let next_cursor = if more {
             last_key.map(|(at, id)| encode_cursor(at, &id))
         } else {
@@ -660,15 +645,13 @@ pub(crate) fn normalize_tags(tags: Vec<String>) -> Result<Vec<String>> {
 }
 
 fn encode_cursor(at: Millis, id: &str) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{at}:{id}"))
+    page::encode(&format!("{at}:{id}"))
 }
 
 fn decode_cursor(cursor: &str) -> Result<(Millis, String)> {
-    let invalid = || Error::invalid("cursor is not one this server issued");
-    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
-    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
-    let (at, id) = text.split_once(':').ok_or_else(invalid)?;
-    Ok((at.parse().map_err(|_| invalid())?, id.to_string()))
+    let key = page::decode(cursor)?;
+    let (at, id) = key.split_once(':').ok_or_else(page::not_ours)?;
+    Ok((at.parse().map_err(|_| page::not_ours())?, id.to_string()))
 }
 
 #[cfg(test)]
@@ -680,7 +663,7 @@ mod tests {
         let cursor = encode_cursor(42, "rv_x");
         assert_eq!(decode_cursor(&cursor).ok(), Some((42, "rv_x".to_string())));
         assert!(decode_cursor("!!!").is_err());
-        assert!(decode_cursor(&URL_SAFE_NO_PAD.encode("nocolon")).is_err());
+        assert!(decode_cursor(&page::encode("nocolon")).is_err());
     }
 
     #[test]
