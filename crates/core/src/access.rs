@@ -18,7 +18,9 @@ pub enum Credential {
     },
     Shared(SharedKind),
     /// A browser session cookie.
-    Session { session_id: String },
+    Session {
+        session_id: String,
+    },
 }
 
 /// An authenticated caller.

@@ -260,7 +260,10 @@ mod tests {
         let challenge = "E9Melhoa2OwvFrEMTJguCQaoWRn2t0MTJvfCkHB6FX0";
         assert!(is_valid_pkce_challenge(challenge));
         assert!(pkce_verifies(verifier, challenge));
-        assert!(!pkce_verifies("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXx", challenge));
+        assert!(!pkce_verifies(
+            "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXx",
+            challenge
+        ));
         assert!(!pkce_verifies("short", challenge));
         assert!(!is_valid_pkce_challenge("not a challenge"));
     }

@@ -77,7 +77,13 @@ mod tests {
             Err(Error::RateLimited { retry_after_secs }) => assert_eq!(retry_after_secs, 60),
             other => panic!("expected rate limiting, got {other:?}"),
         }
-        assert!(limiter.check("b", 30).is_ok(), "other addresses are unaffected");
-        assert!(limiter.check("a", 60_000).is_ok(), "the first failure left the window");
+        assert!(
+            limiter.check("b", 30).is_ok(),
+            "other addresses are unaffected"
+        );
+        assert!(
+            limiter.check("a", 60_000).is_ok(),
+            "the first failure left the window"
+        );
     }
 }

@@ -8,8 +8,8 @@ use serde::Serialize;
 use crate::clock::rfc3339;
 use crate::model::{
     AccessMode, Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord,
-    Millis, ProjectRecord, ProjectRole, Provider, ReviewState, Role, RunKind, RunRecord,
-    RunStatus, StatusEventRecord, User, VersionRecord,
+    Millis, ProjectRecord, ProjectRole, Provider, ReviewState, Role, RunKind, RunRecord, RunStatus,
+    StatusEventRecord, User, VersionRecord,
 };
 
 /// A human comment or reply can be cancelled by its author for this long after writing it.

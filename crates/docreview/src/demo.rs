@@ -10,14 +10,17 @@ use docreview_core::anchor::Locator;
 use docreview_core::identity::Secret;
 use docreview_core::model::{Category, CommentStatus, Quote, RunStatus, Scope, SharedKind};
 use docreview_core::service::{
-    CreateReview, FinishRun, NewComment, NewReply, NewUser, StartRun, StatusChange, VersionMode,
-    VersionUpload, service_account,
+    CreateReview, FinishRun, NewComment, NewReply, NewUser, ProjectSnapshot, RolesChange, StartRun,
+    StatusChange, VersionMode, VersionUpload, service_account,
 };
 
 pub struct Seeded {
     pub token: Secret,
     pub review_id: String,
 }
+
+/// Ada's password for browser sign-in (a demo on a throwaway database, printed on start).
+pub const DEMO_PASSWORD: &str = "demo-password";
 
 /// A new, empty directory under the system's temporary directory.
 pub fn fresh_data_dir() -> anyhow::Result<PathBuf> {
@@ -121,6 +124,16 @@ fn create(
     }))?)
 }
 
+const ROLLOUT: &str = r#"<!doctype html>
+<html><body>
+<h1>Acme rollout plan</h1>
+<h2 id="scope">Scope</h2>
+<p>We move Acme's three review teams onto docreview in two waves.</p>
+<h2 id="schedule">Schedule</h2>
+<p>Wave one starts on the first Monday of next month; wave two follows after a two-week soak.</p>
+</body></html>
+"#;
+
 pub async fn seed(service: &Service) -> anyhow::Result<Seeded> {
     let user = async |email: &str, name: &str, admin: bool, external: bool| {
         service
@@ -133,9 +146,21 @@ pub async fn seed(service: &Service) -> anyhow::Result<Seeded> {
             })
             .await
     };
+    let password_hash =
+        tokio::task::spawn_blocking(|| docreview_core::identity::hash_password(DEMO_PASSWORD))
+            .await?
+            .map_err(anyhow::Error::msg)?;
     let ada = person(
         service,
-        user("ada@example.com", "Ada Lovelace", true, false).await?,
+        service
+            .create_user(NewUser {
+                email: "ada@example.com".into(),
+                display_name: "Ada Lovelace".into(),
+                admin: true,
+                external: false,
+                password_hash: Some(password_hash),
+            })
+            .await?,
     );
     let grace = person(
         service,
@@ -295,6 +320,27 @@ pub async fn seed(service: &Service) -> anyhow::Result<Seeded> {
         )
         .await?;
 
+    // A project from the case register, where an external partner works on one document.
+    let snapshot: ProjectSnapshot = serde_json::from_value(serde_json::json!({
+        "projects": [
+            { "code": "ACME-2026", "name": "Acme rollout", "company": "Acme Corp", "status": "active" },
+            { "code": "GLOBEX-2025", "name": "Globex pilot", "company": "Globex", "status": "inactive" }
+        ]
+    }))?;
+    service.import_projects(snapshot).await?;
+    let roles: RolesChange = serde_json::from_value(serde_json::json!({
+        "add": [
+            { "email": "grace@example.com", "role": "manager" },
+            { "email": "katherine@partner.example", "role": "editor" }
+        ]
+    }))?;
+    service
+        .change_project_roles(&ada, "ACME-2026", roles)
+        .await?;
+    let mut rollout = create(ROLLOUT, "Acme rollout plan", "restricted", &[])?;
+    rollout.project = Some("ACME-2026".into());
+    service.create_review(&ada, rollout).await?;
+
     let token = service
         .issue_token(
             "ada@example.com",
@@ -319,6 +365,7 @@ pub fn print_welcome(base_url: &str, data_dir: &Path, seeded: &Seeded) {
     println!("  Base URL:        {base_url}");
     println!("  Demo user:       ada@example.com (Ada Lovelace, organization admin)");
     println!("  Personal token:  {token}");
+    println!("  Browser sign-in: {base_url}/login (ada@example.com, password {DEMO_PASSWORD})");
     println!();
     println!("Try it:");
     println!("  export DOCREVIEW_URL={base_url}");

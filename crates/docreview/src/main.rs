@@ -118,6 +118,14 @@ enum AdminCommand {
         #[command(flatten)]
         storage: StorageArgs,
     },
+    /// Load a project snapshot `{ "projects": [{ "code", "name", "company", "status" }] }`:
+    /// listed projects are in the snapshot, every other known project drops out of it.
+    ImportProjects {
+        /// The snapshot file (JSON); `-` reads standard input.
+        file: PathBuf,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
     /// Issue a personal token; prints its value alone (the only time it is ever shown).
     IssueToken {
         #[arg(long)]
@@ -277,17 +285,31 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(%address, database = %describe(&backend), "docreview started");
 
     let sweeper = tokio::spawn(sweep_stale_runs(Arc::clone(&service)));
+    tokio::spawn(backfill_search(Arc::clone(&service)));
     // The signal also ends open event streams, which would otherwise hold shutdown open.
     let shutdown = tokio_util::sync::CancellationToken::new();
-    let app = docreview_server::app(service, shutdown.clone());
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            shutdown.cancel();
-        })
-        .await?;
+    let web = docreview_server::WebSettings::for_public_url(args.public_url.as_deref());
+    let app = docreview_server::app(service, shutdown.clone(), web);
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        shutdown.cancel();
+    })
+    .await?;
     sweeper.abort();
     Ok(())
+}
+
+/// Makes documents created before search existed searchable by their text too.
+async fn backfill_search(service: Arc<Service>) {
+    match service.backfill_search_text().await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "indexed the text of older documents for search"),
+        Err(error) => tracing::warn!(%error, "could not index older documents for search"),
+    }
 }
 
 /// Fails runs left running for a day, once a minute; idempotent, so every node may run it.
@@ -336,7 +358,11 @@ async fn admin(command: AdminCommand) -> anyhow::Result<()> {
             storage,
         } => {
             let password_hash = if password_stdin {
-                Some(hash_password(&read_password()?)?)
+                let password = read_password()?;
+                Some(
+                    docreview_core::identity::hash_password(&password)
+                        .map_err(anyhow::Error::msg)?,
+                )
             } else {
                 None
             };
@@ -375,6 +401,33 @@ async fn admin(command: AdminCommand) -> anyhow::Result<()> {
                 .await?;
             println!("{}", issued.value.expose());
         }
+        AdminCommand::ImportProjects { file, storage } => {
+            let text = if file.as_os_str() == "-" {
+                let mut text = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut text)
+                    .context("reading the snapshot from standard input")?;
+                text
+            } else {
+                std::fs::read_to_string(&file)
+                    .with_context(|| format!("reading {}", file.display()))?
+            };
+            let snapshot = serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not a project snapshot {{ \"projects\": [{{ \"code\", \"name\", \"company\", \"status\" }}] }}",
+                    file.display()
+                )
+            })?;
+            let service = open_admin_service(&storage).await?;
+            let imported = service.import_projects(snapshot).await?;
+            println!(
+                "imported {} projects: {} new, {} updated; {} no longer in the snapshot",
+                imported.added + imported.updated,
+                imported.added,
+                imported.updated,
+                imported.dropped
+            );
+        }
         AdminCommand::Migrate { storage } => {
             let backend = admin_backend(&storage)?;
             open_store(&backend, &storage).await?;
@@ -407,13 +460,4 @@ fn read_password() -> anyhow::Result<String> {
         bail!("the password must be at least 8 characters");
     }
     Ok(password)
-}
-
-/// argon2id with the crate's recommended parameters, as a PHC string.
-fn hash_password(password: &str) -> anyhow::Result<String> {
-    use argon2::PasswordHasher;
-    let hash = argon2::Argon2::default()
-        .hash_password(password.as_bytes())
-        .map_err(|error| anyhow::anyhow!("hashing the password: {error}"))?;
-    Ok(hash.to_string())
 }

@@ -62,6 +62,7 @@ impl IntoResponse for ApiError {
             Error::ProjectNotFound => (StatusCode::NOT_FOUND, "project_not_found"),
             Error::ProjectNotInSnapshot => (StatusCode::CONFLICT, "project_not_in_snapshot"),
             Error::ProjectConflict => (StatusCode::CONFLICT, "project_conflict"),
+            Error::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             Error::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             Error::UnsupportedMediaType(_) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
@@ -75,11 +76,16 @@ impl IntoResponse for ApiError {
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal")
             }
         };
+        let retry_after = match &error {
+            Error::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+            Error::Unavailable(_) => Some(1),
+            _ => None,
+        };
         let mut response = error_response(status, code, &error.to_string(), extra);
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+        if let Some(seconds) = retry_after {
             response.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("1"),
+                axum::http::HeaderValue::from(seconds),
             );
         }
         response

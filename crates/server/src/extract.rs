@@ -49,7 +49,20 @@ pub mod op {
         )+};
     }
 
-    operation!(Read, Run, Comment, Deliver);
+    operation!(
+        Read,
+        Run,
+        Comment,
+        Deliver,
+        Manage,
+        ReadSharing,
+        ChangeSharing,
+        Grant,
+        LinkProject,
+        Account,
+        OrgRead,
+        OrgWrite
+    );
 }
 
 /// A JSON body: 415 without `application/json`, 413 beyond the size limit, 400 when malformed.

@@ -12,21 +12,41 @@ use tower_http::trace::TraceLayer;
 
 use crate::AppState;
 use crate::error::{ApiError, error_response};
+use crate::session;
 
 /// The interface version this server speaks (reference §Versioning).
 pub const API_VERSION: &str = "2026-10-02";
 static API_VERSION_HEADER: HeaderName = HeaderName::from_static("x-cr-api-version");
 static TOKEN_EXPIRES_HEADER: HeaderName = HeaderName::from_static("x-cr-token-expires-at");
 
-/// Resolves a Bearer token into an `Actor` for the handlers, and announces personal-token expiry
-/// on the response. An unusable token is 401 at once: a bad credential is never treated as none.
+/// Resolves a Bearer token, or else a session cookie, into an `Actor` for the handlers, and
+/// announces personal-token expiry on the response. An unusable credential is 401 at once: a bad
+/// credential is never treated as none. A cookie-authenticated write must also pass the CSRF
+/// check (403 otherwise).
 pub async fn authenticate(
     State(state): State<AppState>,
     mut request: Request,
     next: Next,
 ) -> Response {
     let actor = match bearer(request.headers()) {
-        Ok(None) => None,
+        Ok(None) => match session::cookie_value(request.headers()) {
+            None => None,
+            Some(cookie) => match state.service.authenticate_session(cookie).await {
+                Ok(_)
+                    if !state
+                        .web
+                        .passes_csrf(request.method(), request.headers(), cookie) =>
+                {
+                    return ApiError(Error::forbidden(
+                        "cross-site request refused: send the session's X-CSRF-Token or call \
+                         from this site's pages",
+                    ))
+                    .into_response();
+                }
+                Ok(actor) => Some(actor),
+                Err(error) => return ApiError(error).into_response(),
+            },
+        },
         Ok(Some(value)) => match state.service.authenticate(value).await {
             Ok(actor) => Some(actor),
             Err(error) => return ApiError(error).into_response(),

@@ -6,9 +6,7 @@ use super::{Service, check_length, page};
 use crate::access::{self, Actor, Credential, Operation};
 use crate::clock::rfc3339;
 use crate::error::{Error, Result};
-use crate::identity::{
-    self, Secret, is_well_formed_personal_token, mint_personal_token, sha256,
-};
+use crate::identity::{self, Secret, is_well_formed_personal_token, mint_personal_token, sha256};
 use crate::ids::new_id;
 use crate::model::{
     Account, LoginCodeRecord, Membership, Millis, Provider, Scope, SessionRecord, SharedKind,

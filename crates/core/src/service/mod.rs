@@ -191,9 +191,10 @@ impl Service {
         head: &ReviewHead,
     ) -> Result<Option<ProjectRole>> {
         match (&head.review.project_code, &actor.credential) {
-            (Some(code), access::Credential::Personal { .. } | access::Credential::Session { .. }) => {
-                Ok(self.store.project_role(code, actor.id()).await?)
-            }
+            (
+                Some(code),
+                access::Credential::Personal { .. } | access::Credential::Session { .. },
+            ) => Ok(self.store.project_role(code, actor.id()).await?),
             _ => Ok(None),
         }
     }

@@ -97,9 +97,7 @@ impl Service {
                 self.store.update_account(account.clone()).await?;
                 Ok(MemberView::of(&account))
             }
-            Some(_) => Err(Error::AlreadyExists(format!(
-                "{email} is a member already"
-            ))),
+            Some(_) => Err(Error::AlreadyExists(format!("{email} is a member already"))),
             None => {
                 let now = self.clock.now();
                 let account = Account {

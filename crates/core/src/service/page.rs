@@ -63,7 +63,11 @@ pub fn offset_cursor(offset: usize) -> String {
 }
 
 /// One page of rows fetched with `limit + 1` at `offset`: the rows to show and the next cursor.
-pub fn trim_offset_page<T>(mut rows: Vec<T>, offset: usize, limit: usize) -> (Vec<T>, Option<String>) {
+pub fn trim_offset_page<T>(
+    mut rows: Vec<T>,
+    offset: usize,
+    limit: usize,
+) -> (Vec<T>, Option<String>) {
     let more = rows.len() > limit;
     rows.truncate(limit);
     let next = more.then(|| offset_cursor(offset + limit));
@@ -118,9 +122,11 @@ mod tests {
     fn pages_in_memory_lists() {
         let (first, next) = by_offset((0..5).collect(), Some(2), None).unwrap_or_default();
         assert_eq!(first, vec![0, 1]);
-        let (second, next) = by_offset((0..5).collect(), Some(2), next.as_deref()).unwrap_or_default();
+        let (second, next) =
+            by_offset((0..5).collect(), Some(2), next.as_deref()).unwrap_or_default();
         assert_eq!(second, vec![2, 3]);
-        let (last, next) = by_offset((0..5).collect::<Vec<i32>>(), Some(2), next.as_deref()).unwrap_or_default();
+        let (last, next) =
+            by_offset((0..5).collect::<Vec<i32>>(), Some(2), next.as_deref()).unwrap_or_default();
         assert_eq!(last, vec![4]);
         assert!(next.is_none());
     }

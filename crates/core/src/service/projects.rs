@@ -8,9 +8,7 @@ use super::{Service, check_length, page};
 use crate::access::{self, Actor, Credential, Operation};
 use crate::error::{Error, Result};
 use crate::ids::is_valid_project_code;
-use crate::model::{
-    Account, Membership, ProjectRecord, ProjectRole, Provider, Role, UserStatus,
-};
+use crate::model::{Account, Membership, ProjectRecord, ProjectRole, Provider, Role, UserStatus};
 use crate::store::{ProjectImport, ProjectQuery, StoreError};
 use crate::view::{ReviewView, project_status};
 
@@ -147,9 +145,8 @@ impl Service {
                 limit: limit + 1,
             })
             .await?;
-        let (rows, next_cursor) = page::trim_keyset_page(rows, limit, |(project, _)| {
-            project.code.clone()
-        });
+        let (rows, next_cursor) =
+            page::trim_keyset_page(rows, limit, |(project, _)| project.code.clone());
         Ok(ProjectList {
             projects: rows
                 .iter()

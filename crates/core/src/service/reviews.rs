@@ -12,8 +12,8 @@ use crate::clock::rfc3339;
 use crate::error::{Error, Result};
 use crate::ids::{is_valid_client_review_id, new_id};
 use crate::model::{
-    AccessGrant, AccessMode, Membership, Millis, ReviewRecord, ReviewSummaryRecord,
-    Role, Scope, Section, SectionSpec, User, VersionRecord,
+    AccessGrant, AccessMode, Membership, Millis, ReviewRecord, ReviewSummaryRecord, Role, Scope,
+    Section, SectionSpec, User, VersionRecord,
 };
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite, Visibility};
 use crate::texts::source_hash;

@@ -12,9 +12,7 @@ use crate::access::{self, Actor, Operation};
 use crate::clock::rfc3339;
 use crate::error::{Error, Result};
 use crate::model::{Category, CommentStatus, User};
-use crate::store::{
-    CommentSearch, MATCH_END, MATCH_START, ReviewSearch, SearchQuery, SearchTerm,
-};
+use crate::store::{CommentSearch, MATCH_END, MATCH_START, ReviewSearch, SearchQuery, SearchTerm};
 
 /// A query may hold at most this many words, each at most this long.
 const MAX_WORDS: usize = 16;
@@ -186,7 +184,12 @@ pub fn parse_query(q: Option<&str>) -> Result<SearchQuery> {
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
-        .map(|word| word.chars().take(MAX_WORD_CHARS).collect::<String>().to_lowercase())
+        .map(|word| {
+            word.chars()
+                .take(MAX_WORD_CHARS)
+                .collect::<String>()
+                .to_lowercase()
+        })
         .collect()
 }
 
@@ -246,7 +249,10 @@ mod tests {
         );
         assert_eq!(
             parse_query(Some("\"unclosed phrase")).ok().map(|q| q.terms),
-            Some(vec![SearchTerm::Phrase(vec!["unclosed".into(), "phrase".into()])])
+            Some(vec![SearchTerm::Phrase(vec![
+                "unclosed".into(),
+                "phrase".into()
+            ])])
         );
     }
 

@@ -1,10 +1,16 @@
 //! Route table: one module per resource.
 
+mod account;
+mod auth;
 mod comments;
 mod events;
 mod imports;
+mod manage;
+mod org;
+mod projects;
 mod reviews;
 mod runs;
+mod search;
 
 use axum::Router;
 use axum::routing::get;
@@ -50,6 +56,13 @@ async fn readyz(
     }
 }
 
+pub use auth::client_address;
+
+/// API endpoints that take no credentials.
+pub fn open_api() -> Router<AppState> {
+    auth::router()
+}
+
 /// The JSON API; every handler here takes an `Authorized<_>` extractor.
 pub fn api() -> Router<AppState> {
     Router::new()
@@ -58,5 +71,10 @@ pub fn api() -> Router<AppState> {
         .merge(runs::router())
         .merge(comments::router())
         .merge(events::router())
+        .merge(manage::router())
+        .merge(search::router())
+        .merge(account::router())
+        .merge(projects::router())
+        .merge(org::router())
         .method_not_allowed_fallback(crate::error::method_not_allowed)
 }

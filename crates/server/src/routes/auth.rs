@@ -1,0 +1,34 @@
+//! `POST /api/auth/cli/token`: the last step of the command-line login, where a one-time code and
+//! the PKCE verifier behind its challenge become a personal token. Takes no credentials.
+
+use std::net::SocketAddr;
+
+use axum::extract::FromRequest;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use docreview_core::service::CodeExchange;
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::extract::ApiJson;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/auth/cli/token", post(exchange))
+}
+
+async fn exchange(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
+    let address = client_address(&request);
+    let ApiJson(exchange) = ApiJson::<CodeExchange>::from_request(request, &()).await?;
+    let token = state.service.exchange_cli_code(exchange, &address).await?;
+    Ok(Json(token).into_response())
+}
+
+/// The peer's IP address, the key failed attempts are counted under.
+pub fn client_address(request: &Request) -> String {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or_else(|| "unknown".to_string(), |info| info.0.ip().to_string())
+}
