@@ -148,6 +148,7 @@ pub async fn check_concurrent_version_and_comment_writes(store: Arc<dyn Store>) 
             anchors: Vec::new(),
             structure_changed: false,
             at,
+            search_text: String::new(),
         };
         let expected = before.comments_revision;
         let versioned = tokio::spawn(async move { version_store.write_version(write).await });

@@ -95,6 +95,7 @@ pub fn new_review(id: &str, owner: &str, at: Millis) -> NewReview {
         },
         grants: Vec::new(),
         html: format!("<h1>{id}</h1><p>body</p>").into_bytes(),
+        search_text: format!("{id} body"),
         version,
     }
 }
@@ -216,6 +217,13 @@ pub fn query(visibility: Visibility) -> ReviewQuery {
         owner_id: None,
         after: None,
         limit: 1000,
+    }
+}
+
+/// What a shared-token principal or an org admin (here `usr_admin`) sees: everything.
+pub fn all_view() -> Visibility {
+    Visibility::All {
+        user_id: "usr_admin".to_string(),
     }
 }
 

@@ -7,7 +7,8 @@ use docreview_core::model::{AccessMode, CommentStatus, GrantRole, Membership, Mi
 use docreview_core::store::{Store, Visibility};
 
 use crate::fixtures::{
-    T0, comment, comments_write, grant, listed, member, member_view, new_review, query, user,
+    T0, all_view, comment, comments_write, grant, listed, member, member_view, new_review, query,
+    user,
 };
 
 fn ids(list: &[&str]) -> Vec<String> {
@@ -96,10 +97,7 @@ pub async fn check_list_visibility(store: Arc<dyn Store>) {
         "doc_shared",
         "doc_link",
     ]);
-    let rows = store
-        .list_reviews(query(Visibility::All))
-        .await
-        .expect("list");
+    let rows = store.list_reviews(query(all_view())).await.expect("list");
     assert_eq!(
         rows.iter().map(|r| r.review.id.clone()).collect::<Vec<_>>(),
         everything
@@ -207,7 +205,7 @@ pub async fn check_list_filters(store: Arc<dyn Store>) {
         new.review.archived = archived;
         store.create_review(new).await.expect("create review");
     }
-    let all = || query(Visibility::All);
+    let all = || query(all_view());
     let search = |text: &str| {
         let mut q = all();
         q.title_contains = Some(text.to_string());
@@ -347,13 +345,13 @@ pub async fn check_list_pagination(store: Arc<dyn Store>) {
     }
     expected.sort_by(|a, b| b.cmp(a));
     let expected: Vec<String> = expected.into_iter().map(|(_, id)| id).collect();
-    assert_eq!(listed(&store, query(Visibility::All)).await, expected);
+    assert_eq!(listed(&store, query(all_view())).await, expected);
 
     for page_size in [1, 3, 5, 12, 50] {
         let mut seen = Vec::new();
         let mut after = None;
         for _ in 0..=names.len() {
-            let mut q = query(Visibility::All);
+            let mut q = query(all_view());
             q.limit = page_size;
             q.after = after.clone();
             let rows = store.list_reviews(q).await.expect("list page");

@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use docreview_core::model::{AccessMode, GrantRole, SectionSpec};
-use docreview_core::store::{Store, Visibility};
+use docreview_core::store::Store;
 
-use crate::fixtures::{T0, assert_exists, grant, head, listed, new_review, query, review, user};
+use crate::fixtures::{
+    T0, all_view, assert_exists, grant, head, listed, new_review, query, review, user,
+};
 
 /// Every field of a new document comes back from `review_head` and `review_state`: the record
 /// (tags, structure, archived flag, both revisions, `change_seq`, times), its grants (sorted by
@@ -118,7 +120,7 @@ pub async fn check_create_review_duplicates(store: Arc<dyn Store>) {
         "a failed create leaves no document behind"
     );
     assert_eq!(
-        listed(&store, query(Visibility::All)).await,
+        listed(&store, query(all_view())).await,
         vec!["rev_one".to_string()]
     );
     assert_eq!(

@@ -29,6 +29,7 @@ fn version_write(
         anchors: Vec::new(),
         structure_changed: false,
         at,
+        search_text: String::new(),
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod migrations;
 mod rows;
+mod search;
 mod store;
 
 use std::path::{Path, PathBuf};
@@ -103,31 +104,26 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
     {
-        let (value, event) = self
-            .write(move |conn| {
-                let value = work(conn)?;
-                let event = conn
-                    .prepare_cached(
-                        "SELECT comments_revision, structure_revision, latest_version_id, change_seq \
-                         FROM reviews WHERE id = ?1",
-                    )
-                    .map_err(internal)?
-                    .query_row([&review_id], |row| {
-                        Ok(ReviewEvent {
-                            kind,
-                            review_id: review_id.clone(),
-                            comments_revision: row.get(0)?,
-                            structure_revision: row.get(1)?,
-                            latest_version_id: row.get(2)?,
-                            change_seq: row.get(3)?,
-                        })
-                    })
-                    .map_err(internal)?;
-                Ok((value, event))
-            })
-            .await?;
-        // Nobody listening is not an error.
-        let _ = self.events.send(event);
+        self.write_announced(move |conn| {
+            let value = work(conn)?;
+            let event = review_event(conn, &review_id, kind)?.ok_or(StoreError::NotFound)?;
+            Ok((value, Some(event)))
+        })
+        .await
+    }
+
+    /// A write that may change a document: once it is committed, listeners hear the event the
+    /// work returned (none when it changed nothing).
+    async fn write_announced<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<(T, Option<ReviewEvent>)> + Send + 'static,
+    {
+        let (value, event) = self.write(work).await?;
+        if let Some(event) = event {
+            // Nobody listening is not an error.
+            let _ = self.events.send(event);
+        }
         Ok(value)
     }
 
@@ -297,6 +293,32 @@ fn in_savepoint<T>(
             Err(error)
         }
     }
+}
+
+/// Document `review_id` as an event of `kind` would announce it now; `None` when it is gone.
+fn review_event(
+    conn: &Connection,
+    review_id: &str,
+    kind: EventKind,
+) -> StoreResult<Option<ReviewEvent>> {
+    use rusqlite::OptionalExtension;
+    conn.prepare_cached(
+        "SELECT comments_revision, structure_revision, latest_version_id, change_seq \
+         FROM reviews WHERE id = ?1",
+    )
+    .map_err(internal)?
+    .query_row([review_id], |row| {
+        Ok(ReviewEvent {
+            kind,
+            review_id: review_id.to_string(),
+            comments_revision: row.get(0)?,
+            structure_revision: row.get(1)?,
+            latest_version_id: row.get(2)?,
+            change_seq: row.get(3)?,
+        })
+    })
+    .optional()
+    .map_err(internal)
 }
 
 fn internal(error: rusqlite::Error) -> StoreError {

@@ -6,7 +6,13 @@ use rusqlite::Connection;
 use crate::internal;
 
 /// `(version, sql)`, in order. Versions match the PostgreSQL backend's.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../migrations/0001_initial.sql")),
+    (
+        2,
+        include_str!("../migrations/0002_sessions_projects_search.sql"),
+    ),
+];
 
 pub fn apply(conn: &mut Connection) -> StoreResult<()> {
     conn.execute_batch(

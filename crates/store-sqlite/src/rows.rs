@@ -1,7 +1,8 @@
 //! Mapping between rows and the core's records.
 
 use docreview_core::model::{
-    Account, Anchor, CommentRecord, MessageRecord, ReviewRecord, RunRecord, Scope,
+    Account, Anchor, CommentRecord, GrantRole, LoginCodeRecord, MessageRecord, ProjectRecord,
+    ProjectRole, ReviewRecord, ReviewSummaryRecord, RunRecord, Scope, SessionRecord,
     StatusEventRecord, TokenRecord, User, VersionRecord,
 };
 use rusqlite::Row;
@@ -20,9 +21,28 @@ pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts";
 pub const RUN_COLUMNS: &str =
     "id, review_id, kind, status, title, version_id, summary, created_by, created_at, completed_at";
 pub const TOKEN_COLUMNS: &str = "t.id, t.user_id, t.name, t.hash, t.scopes, t.created_at, t.expires_at, t.last_used_at, t.revoked_at";
+pub const PROJECT_COLUMNS: &str = "p.code, p.name, p.company, p.status, p.in_snapshot";
+pub const SESSION_COLUMNS: &str = "s.id, s.hash, s.user_id, s.created_at, s.expires_at";
+pub const LOGIN_CODE_COLUMNS: &str =
+    "hash, user_id, challenge, token_name, scopes, created_at, expires_at, used_at";
+
+/// A list row of documents (`list_reviews`, `search_reviews`) is `REVIEW_COLUMNS` followed by
+/// these, from `SUMMARY_FROM`, read with `summary`. Expects the named parameters `:user_id` and
+/// `:email` (the caller; an email no grant names gives no grant).
+pub const SUMMARY_EXTRA_COLUMNS: &str = "u.id, u.provider, u.display_name, \
+     (SELECT a.role FROM review_access a WHERE a.review_id = r.id AND a.email = :email), \
+     (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL), \
+     (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL AND c.status = 'open'), \
+     p.code, p.name, p.company, p.status, p.in_snapshot, pr.role";
+pub const SUMMARY_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_version_id \
+     JOIN users u ON u.id = r.owner_id \
+     LEFT JOIN projects p ON p.code = r.project_code \
+     LEFT JOIN project_roles pr ON pr.project_code = r.project_code AND pr.user_id = :user_id";
+/// How many columns `REVIEW_COLUMNS` and `SUMMARY_EXTRA_COLUMNS` span together.
+pub const SUMMARY_COLUMN_COUNT: usize = REVIEW_COLUMN_COUNT + 12;
 
 /// A text column holding one of a closed set of words.
-fn word<T>(row: &Row<'_>, index: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+pub fn word<T>(row: &Row<'_>, index: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
     let text: String = row.get(index)?;
     parse(&text).ok_or_else(|| {
         rusqlite::Error::FromSqlConversionFailure(
@@ -165,35 +185,38 @@ pub fn run(row: &Row<'_>) -> rusqlite::Result<RunRecord> {
     })
 }
 
-pub fn token(row: &Row<'_>) -> rusqlite::Result<TokenRecord> {
-    let hash: Vec<u8> = row.get(3)?;
-    let hash: [u8; 32] = hash.try_into().map_err(|_| {
-        rusqlite::Error::FromSqlConversionFailure(
-            3,
-            Type::Blob,
-            "token hash is not 32 bytes".into(),
-        )
-    })?;
-    let scopes: String = row.get(4)?;
-    let scopes = scopes
-        .split(',')
+/// A SHA-256 stored as a 32-byte blob.
+fn hash(row: &Row<'_>, index: usize) -> rusqlite::Result<[u8; 32]> {
+    let hash: Vec<u8> = row.get(index)?;
+    hash.try_into().map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(index, Type::Blob, "hash is not 32 bytes".into())
+    })
+}
+
+/// Scopes stored as `scopes_text` writes them.
+fn scopes(row: &Row<'_>, index: usize) -> rusqlite::Result<Vec<Scope>> {
+    let text: String = row.get(index)?;
+    text.split(',')
         .filter(|s| !s.is_empty())
         .map(|s| {
             Scope::parse(s).ok_or_else(|| {
                 rusqlite::Error::FromSqlConversionFailure(
-                    4,
+                    index,
                     Type::Text,
                     format!("unknown scope `{s}`").into(),
                 )
             })
         })
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        .collect()
+}
+
+pub fn token(row: &Row<'_>) -> rusqlite::Result<TokenRecord> {
     Ok(TokenRecord {
         id: row.get(0)?,
         user_id: row.get(1)?,
         name: row.get(2)?,
-        hash,
-        scopes,
+        hash: hash(row, 3)?,
+        scopes: scopes(row, 4)?,
         created_at: row.get(5)?,
         expires_at: row.get(6)?,
         last_used_at: row.get(7)?,
@@ -207,4 +230,83 @@ pub fn scopes_text(scopes: &[Scope]) -> String {
         .map(|s| s.as_str())
         .collect::<Vec<_>>()
         .join(",")
+}
+
+pub fn project(row: &Row<'_>, at: usize) -> rusqlite::Result<ProjectRecord> {
+    let status: String = row.get(at + 3)?;
+    Ok(ProjectRecord {
+        code: row.get(at)?,
+        name: row.get(at + 1)?,
+        company: row.get(at + 2)?,
+        active: status == "active",
+        in_snapshot: row.get(at + 4)?,
+    })
+}
+
+/// A project as a left join gives it: `None` when the code column is NULL.
+fn optional_project(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<ProjectRecord>> {
+    let code: Option<String> = row.get(at)?;
+    match code {
+        Some(_) => project(row, at).map(Some),
+        None => Ok(None),
+    }
+}
+
+pub fn project_status(active: bool) -> &'static str {
+    if active { "active" } else { "inactive" }
+}
+
+pub fn optional_project_role(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<ProjectRole>> {
+    let role: Option<String> = row.get(index)?;
+    role.map(|role| {
+        ProjectRole::parse(&role).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                index,
+                Type::Text,
+                format!("unexpected project role `{role}`").into(),
+            )
+        })
+    })
+    .transpose()
+}
+
+pub fn project_role(row: &Row<'_>, index: usize) -> rusqlite::Result<ProjectRole> {
+    word(row, index, ProjectRole::parse)
+}
+
+pub fn summary(row: &Row<'_>) -> rusqlite::Result<ReviewSummaryRecord> {
+    let at = REVIEW_COLUMN_COUNT;
+    let grant: Option<String> = row.get(at + 3)?;
+    Ok(ReviewSummaryRecord {
+        review: review(row, 0)?,
+        owner: user(row, at)?,
+        grant: grant.as_deref().and_then(GrantRole::parse),
+        comment_count: row.get(at + 4)?,
+        open_comment_count: row.get(at + 5)?,
+        project: optional_project(row, at + 6)?,
+        project_role: optional_project_role(row, at + 11)?,
+    })
+}
+
+pub fn session(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
+    Ok(SessionRecord {
+        id: row.get(0)?,
+        hash: hash(row, 1)?,
+        user_id: row.get(2)?,
+        created_at: row.get(3)?,
+        expires_at: row.get(4)?,
+    })
+}
+
+pub fn login_code(row: &Row<'_>) -> rusqlite::Result<LoginCodeRecord> {
+    Ok(LoginCodeRecord {
+        hash: hash(row, 0)?,
+        user_id: row.get(1)?,
+        challenge: row.get(2)?,
+        token_name: row.get(3)?,
+        scopes: scopes(row, 4)?,
+        created_at: row.get(5)?,
+        expires_at: row.get(6)?,
+        used_at: row.get(7)?,
+    })
 }

@@ -1,20 +1,22 @@
 //! `Store` for SQLite: every method is one read snapshot or one group-committed write.
 
 use docreview_core::model::{
-    AccessGrant, Account, CommentRecord, CommentThread, GrantRole, MessageRecord, Millis,
-    ProjectRecord, ReviewHead, ReviewState, ReviewSummaryRecord, RunRecord, TokenRecord, User,
-    VersionRecord,
+    AccessGrant, Account, CommentRecord, CommentThread, GrantRole, LoginCodeRecord, MessageRecord,
+    Millis, ProjectMember, ProjectRecord, ProjectRole, ReviewHead, ReviewState,
+    ReviewSummaryRecord, RunRecord, SessionRecord, TokenRecord, User, VersionRecord,
 };
 use docreview_core::store::{
-    CommentsWrite, NewReview, ReviewQuery, Revisions, Store, StoreError, StoreResult, VersionWrite,
-    Visibility,
+    CommentHit, CommentSearch, CommentsWrite, MemberQuery, NewReview, ProjectImport, ProjectQuery,
+    ReviewHit, ReviewQuery, ReviewSearch, ReviewUpdate, Revisions, Store, StoreError, StoreResult,
+    VersionWrite,
 };
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, ToSql, params};
 
 use docreview_core::events::{EventKind, ReviewEvent};
 
 use crate::rows::{self, to_json};
-use crate::{SqliteStore, internal};
+use crate::search::{self, Caller, MEMBER_SEES};
+use crate::{SqliteStore, internal, review_event};
 
 /// Maps a unique-key violation to `AlreadyExists(what)` and a missing referenced row (foreign
 /// key) to `NotFound`, as the PostgreSQL backend does.
@@ -39,6 +41,30 @@ fn query_all<T>(
     let mut statement = conn.prepare_cached(sql).map_err(internal)?;
     let rows = statement.query_map(params, map).map_err(internal)?;
     rows.collect::<rusqlite::Result<Vec<_>>>().map_err(internal)
+}
+
+/// Runs `sql` binding each of `params` (`:name`, value) that the statement names, so one list
+/// serves statements whose optional parts use only some of them.
+pub(crate) fn query_named<T>(
+    conn: &Connection,
+    sql: &str,
+    params: &[(&str, &dyn ToSql)],
+    mut map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> StoreResult<Vec<T>> {
+    let mut statement = conn.prepare_cached(sql).map_err(internal)?;
+    for (name, value) in params {
+        if let Some(index) = statement.parameter_index(name).map_err(internal)? {
+            statement
+                .raw_bind_parameter(index, value)
+                .map_err(internal)?;
+        }
+    }
+    let mut rows = statement.raw_query();
+    let mut answer = Vec::new();
+    while let Some(row) = rows.next().map_err(internal)? {
+        answer.push(map(row).map_err(internal)?);
+    }
+    Ok(answer)
 }
 
 fn head(conn: &Connection, review_id: &str) -> StoreResult<Option<ReviewHead>> {
@@ -69,6 +95,65 @@ fn head(conn: &Connection, review_id: &str) -> StoreResult<Option<ReviewHead>> {
     .filter_map(|(email, role)| GrantRole::parse(&role).map(|role| AccessGrant { email, role }))
     .collect();
     Ok(Some(ReviewHead { review, grants }))
+}
+
+fn insert_grants(conn: &Connection, review_id: &str, grants: &[AccessGrant]) -> StoreResult<()> {
+    let mut insert = conn
+        .prepare_cached(
+            "INSERT OR REPLACE INTO review_access (review_id, email, role) VALUES (?1, ?2, ?3)",
+        )
+        .map_err(internal)?;
+    for grant in grants {
+        insert
+            .execute(params![review_id, grant.email, grant.role.as_str()])
+            .map_err(internal)?;
+    }
+    Ok(())
+}
+
+fn insert_token(conn: &Connection, token: &TokenRecord) -> StoreResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO tokens (id, user_id, name, hash, scopes, created_at, expires_at, last_used_at, revoked_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )
+    .map_err(internal)?
+    .execute(params![
+        token.id,
+        token.user_id,
+        token.name,
+        token.hash.as_slice(),
+        rows::scopes_text(&token.scopes),
+        token.created_at,
+        token.expires_at,
+        token.last_used_at,
+        token.revoked_at
+    ])
+    .map_err(unique("token"))?;
+    Ok(())
+}
+
+/// Sets the text a document is found by (the trigger on `review_texts` re-indexes it).
+fn set_text(conn: &Connection, review_id: &str, text: &str) -> StoreResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO review_texts (review_id, body) VALUES (?1, ?2) \
+         ON CONFLICT (review_id) DO UPDATE SET body = excluded.body",
+    )
+    .map_err(internal)?
+    .execute(params![review_id, text])
+    .map_err(internal)?;
+    Ok(())
+}
+
+fn project_by_code(conn: &Connection, code: &str) -> StoreResult<Option<ProjectRecord>> {
+    let sql = format!(
+        "SELECT {} FROM projects p WHERE p.code = ?1",
+        rows::PROJECT_COLUMNS
+    );
+    conn.prepare_cached(&sql)
+        .map_err(internal)?
+        .query_row([code], |row| rows::project(row, 0))
+        .optional()
+        .map_err(internal)
 }
 
 fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
@@ -218,27 +303,7 @@ impl Store for SqliteStore {
     }
 
     async fn insert_token(&self, token: TokenRecord) -> StoreResult<()> {
-        self.write(move |conn| {
-            conn.prepare_cached(
-                "INSERT INTO tokens (id, user_id, name, hash, scopes, created_at, expires_at, last_used_at, revoked_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )
-            .map_err(internal)?
-            .execute(params![
-                token.id,
-                token.user_id,
-                token.name,
-                token.hash.as_slice(),
-                rows::scopes_text(&token.scopes),
-                token.created_at,
-                token.expires_at,
-                token.last_used_at,
-                token.revoked_at
-            ])
-            .map_err(unique("token"))?;
-            Ok(())
-        })
-        .await
+        self.write(move |conn| insert_token(conn, &token)).await
     }
 
     async fn token_by_hash(&self, hash: &[u8; 32]) -> StoreResult<Option<(TokenRecord, Account)>> {
@@ -304,13 +369,8 @@ impl Store for SqliteStore {
             .map_err(internal)?
             .execute(params![v.id, r.id, v.label, v.created_at, v.source_hash, to_json(&v.sections), new.html])
             .map_err(unique("version"))?;
-            for grant in &new.grants {
-                conn.prepare_cached("INSERT OR REPLACE INTO review_access (review_id, email, role) VALUES (?1, ?2, ?3)")
-                    .map_err(internal)?
-                    .execute(params![r.id, grant.email, grant.role.as_str()])
-                    .map_err(internal)?;
-            }
-            Ok(())
+            insert_grants(conn, &r.id, &new.grants)?;
+            set_text(conn, &r.id, &new.search_text)
         })
         .await
     }
@@ -381,6 +441,10 @@ impl Store for SqliteStore {
                 [id],
                 |row| rows::user(row, 0),
             )?;
+            let project = match &head.review.project_code {
+                Some(code) => project_by_code(tx, code)?,
+                None => None,
+            };
             Ok(Some(ReviewState {
                 head,
                 versions,
@@ -389,6 +453,7 @@ impl Store for SqliteStore {
                 events,
                 runs,
                 users,
+                project,
             }))
         })
         .await
@@ -396,61 +461,38 @@ impl Store for SqliteStore {
 
     async fn list_reviews(&self, query: ReviewQuery) -> StoreResult<Vec<ReviewSummaryRecord>> {
         self.read(move |tx| {
-            let (all, user_id, email, internal_member) = match &query.visibility {
-                Visibility::All => (true, String::new(), String::new(), false),
-                Visibility::Member { user_id, email, internal } => (false, user_id.clone(), email.clone(), *internal),
-            };
             let sql = format!(
-                "SELECT {review}, u.id, u.provider, u.display_name, \
-                   (SELECT a.role FROM review_access a WHERE a.review_id = r.id AND a.email = ?3), \
-                   (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL), \
-                   (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL AND c.status = 'open') \
-                 FROM {from} JOIN users u ON u.id = r.owner_id \
-                 WHERE (?1 OR r.owner_id = ?2 OR (?4 AND (r.access_mode = 'link' OR EXISTS \
-                         (SELECT 1 FROM review_access a WHERE a.review_id = r.id AND a.email = ?3)))) \
-                   AND (?5 IS NULL OR instr(lower(r.title), lower(?5)) > 0) \
-                   AND (?6 IS NULL OR EXISTS (SELECT 1 FROM json_each(r.tags) WHERE json_each.value = ?6)) \
-                   AND (?7 IS NULL OR r.archived = ?7) \
-                   AND (?8 IS NULL OR r.project_code = ?8) \
-                   AND (?9 IS NULL OR r.owner_id = ?9) \
-                   AND (?10 IS NULL OR (r.updated_at, r.id) < (?10, ?11)) \
-                 ORDER BY r.updated_at DESC, r.id DESC LIMIT ?12",
+                "SELECT {review}, {extra} FROM {from} \
+                 WHERE (:all OR {MEMBER_SEES}) \
+                   AND (:title IS NULL OR instr(lower(r.title), lower(:title)) > 0) \
+                   AND (:tag IS NULL OR EXISTS (SELECT 1 FROM json_each(r.tags) WHERE json_each.value = :tag)) \
+                   AND (:archived IS NULL OR r.archived = :archived) \
+                   AND (:project IS NULL OR r.project_code = :project) \
+                   AND (:owner IS NULL OR r.owner_id = :owner) \
+                   AND (:after_at IS NULL OR (r.updated_at, r.id) < (:after_at, :after_id)) \
+                 ORDER BY r.updated_at DESC, r.id DESC LIMIT :limit",
                 review = rows::REVIEW_COLUMNS,
-                from = rows::REVIEW_FROM
+                extra = rows::SUMMARY_EXTRA_COLUMNS,
+                from = rows::SUMMARY_FROM,
             );
+            let caller = Caller::of(&query.visibility);
             let (after_at, after_id) = match &query.after {
                 Some((at, id)) => (Some(*at), Some(id.clone())),
                 None => (None, None),
             };
-            query_all(
-                tx,
-                &sql,
-                params![
-                    all,
-                    user_id,
-                    email,
-                    internal_member,
-                    query.title_contains,
-                    query.tag,
-                    query.archived,
-                    query.project,
-                    query.owner_id,
-                    after_at,
-                    after_id,
-                    i64::try_from(query.limit).unwrap_or(i64::MAX)
-                ],
-                |row| {
-                    let at = rows::REVIEW_COLUMN_COUNT;
-                    let grant: Option<String> = row.get(at + 3)?;
-                    Ok(ReviewSummaryRecord {
-                        review: rows::review(row, 0)?,
-                        owner: rows::user(row, at)?,
-                        grant: grant.as_deref().and_then(GrantRole::parse),
-                        comment_count: row.get(at + 4)?,
-                        open_comment_count: row.get(at + 5)?,
-                    })
-                },
-            )
+            let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+            let mut params: Vec<(&str, &dyn ToSql)> = caller.params().to_vec();
+            params.extend([
+                (":title", &query.title_contains as &dyn ToSql),
+                (":tag", &query.tag),
+                (":archived", &query.archived),
+                (":project", &query.project),
+                (":owner", &query.owner_id),
+                (":after_at", &after_at),
+                (":after_id", &after_id),
+                (":limit", &limit),
+            ]);
+            query_named(tx, &sql, &params, rows::summary)
         })
         .await
     }
@@ -561,6 +603,7 @@ impl Store for SqliteStore {
             .map_err(internal)?
             .execute(params![write.review_id, v.id, revisions.comments, revisions.structure, write.at])
             .map_err(internal)?;
+            set_text(conn, &write.review_id, &write.search_text)?;
             Ok(revisions)
         })
         .await
@@ -568,25 +611,7 @@ impl Store for SqliteStore {
 
     async fn project(&self, code: &str) -> StoreResult<Option<ProjectRecord>> {
         let code = code.to_string();
-        self.read(move |tx| {
-            tx.prepare_cached(
-                "SELECT code, name, company, status, in_snapshot FROM projects WHERE code = ?1",
-            )
-            .map_err(internal)?
-            .query_row([code], |row| {
-                let status: String = row.get(3)?;
-                Ok(ProjectRecord {
-                    code: row.get(0)?,
-                    name: row.get(1)?,
-                    company: row.get(2)?,
-                    active: status == "active",
-                    in_snapshot: row.get(4)?,
-                })
-            })
-            .optional()
-            .map_err(internal)
-        })
-        .await
+        self.read(move |tx| project_by_code(tx, &code)).await
     }
 
     async fn comment_thread(
@@ -783,6 +808,518 @@ impl Store for SqliteStore {
                 [cutoff],
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
+        })
+        .await
+    }
+
+    async fn tokens_of(&self, user_id: &str) -> StoreResult<Vec<TokenRecord>> {
+        let user_id = user_id.to_string();
+        self.read(move |tx| {
+            let sql = format!(
+                "SELECT {} FROM tokens t WHERE t.user_id = ?1 AND t.revoked_at IS NULL \
+                 ORDER BY t.created_at DESC, t.id DESC",
+                rows::TOKEN_COLUMNS
+            );
+            query_all(tx, &sql, [user_id], rows::token)
+        })
+        .await
+    }
+
+    async fn revoke_token(&self, user_id: &str, token_id: &str, at: Millis) -> StoreResult<bool> {
+        let (user_id, token_id) = (user_id.to_string(), token_id.to_string());
+        self.write(move |conn| {
+            let revoked = conn
+                .prepare_cached(
+                    "UPDATE tokens SET revoked_at = ?3 \
+                     WHERE id = ?2 AND user_id = ?1 AND revoked_at IS NULL",
+                )
+                .map_err(internal)?
+                .execute(params![user_id, token_id, at])
+                .map_err(internal)?;
+            Ok(revoked > 0)
+        })
+        .await
+    }
+
+    async fn password_hash(&self, user_id: &str) -> StoreResult<Option<String>> {
+        let user_id = user_id.to_string();
+        self.read(move |tx| {
+            let hash: Option<Option<String>> = tx
+                .prepare_cached("SELECT password_hash FROM users WHERE id = ?1")
+                .map_err(internal)?
+                .query_row([user_id], |row| row.get(0))
+                .optional()
+                .map_err(internal)?;
+            Ok(hash.flatten())
+        })
+        .await
+    }
+
+    async fn list_accounts(&self, query: MemberQuery) -> StoreResult<Vec<Account>> {
+        self.read(move |tx| {
+            let sql = format!(
+                "SELECT {} FROM users u \
+                 WHERE u.provider <> 'service' AND u.status <> 'removed' \
+                   AND (NOT ?1 OR u.is_admin) AND (?2 IS NULL OR u.email > ?2) \
+                 ORDER BY u.email LIMIT ?3",
+                rows::USER_COLUMNS
+            );
+            let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+            query_all(
+                tx,
+                &sql,
+                params![query.admins_only, query.after, limit],
+                |row| rows::account(row, 0),
+            )
+        })
+        .await
+    }
+
+    async fn update_account(&self, account: Account) -> StoreResult<()> {
+        self.write(move |conn| {
+            let updated = conn
+                .prepare_cached(
+                    "UPDATE users SET display_name = ?2, membership = ?3, status = ?4, is_admin = ?5 \
+                     WHERE id = ?1",
+                )
+                .map_err(internal)?
+                .execute(params![
+                    account.user.id,
+                    account.user.display_name,
+                    account.membership.as_str(),
+                    account.status.as_str(),
+                    account.is_admin
+                ])
+                .map_err(internal)?;
+            if updated == 0 {
+                return Err(StoreError::NotFound);
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn remove_account(&self, user_id: &str, at: Millis) -> StoreResult<()> {
+        let user_id = user_id.to_string();
+        self.write(move |conn| {
+            let removed = conn
+                .prepare_cached("UPDATE users SET status = 'removed', is_admin = 0 WHERE id = ?1")
+                .map_err(internal)?
+                .execute([&user_id])
+                .map_err(internal)?;
+            if removed == 0 {
+                return Err(StoreError::NotFound);
+            }
+            conn.prepare_cached(
+                "UPDATE tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL",
+            )
+            .map_err(internal)?
+            .execute(params![user_id, at])
+            .map_err(internal)?;
+            for sql in [
+                "DELETE FROM sessions WHERE user_id = ?1",
+                "DELETE FROM login_codes WHERE user_id = ?1",
+                "DELETE FROM project_roles WHERE user_id = ?1",
+            ] {
+                conn.prepare_cached(sql)
+                    .map_err(internal)?
+                    .execute([&user_id])
+                    .map_err(internal)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn insert_session(&self, session: SessionRecord) -> StoreResult<()> {
+        self.write(move |conn| {
+            conn.prepare_cached(
+                "INSERT INTO sessions (id, hash, user_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .map_err(internal)?
+            .execute(params![
+                session.id,
+                session.hash.as_slice(),
+                session.user_id,
+                session.created_at,
+                session.expires_at
+            ])
+            .map_err(unique("session"))?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn session_by_hash(
+        &self,
+        hash: &[u8; 32],
+    ) -> StoreResult<Option<(SessionRecord, Account)>> {
+        self.lookup(|conn| {
+            let sql = format!(
+                "SELECT {}, {} FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ?1",
+                rows::SESSION_COLUMNS,
+                rows::USER_COLUMNS
+            );
+            conn.prepare_cached(&sql)
+                .map_err(internal)?
+                .query_row([hash.as_slice()], |row| {
+                    Ok((rows::session(row)?, rows::account(row, 5)?))
+                })
+                .optional()
+                .map_err(internal)
+        })
+    }
+
+    async fn delete_session(&self, hash: &[u8; 32]) -> StoreResult<()> {
+        let hash = *hash;
+        self.write(move |conn| {
+            conn.prepare_cached("DELETE FROM sessions WHERE hash = ?1")
+                .map_err(internal)?
+                .execute([hash.as_slice()])
+                .map_err(internal)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn insert_login_code(&self, code: LoginCodeRecord) -> StoreResult<()> {
+        self.write(move |conn| {
+            conn.prepare_cached(
+                "INSERT INTO login_codes (hash, user_id, challenge, token_name, scopes, created_at, expires_at, used_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .map_err(internal)?
+            .execute(params![
+                code.hash.as_slice(),
+                code.user_id,
+                code.challenge,
+                code.token_name,
+                rows::scopes_text(&code.scopes),
+                code.created_at,
+                code.expires_at,
+                code.used_at
+            ])
+            .map_err(unique("login code"))?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn login_code(&self, hash: &[u8; 32]) -> StoreResult<Option<LoginCodeRecord>> {
+        let hash = *hash;
+        self.read(move |tx| {
+            let sql = format!(
+                "SELECT {} FROM login_codes WHERE hash = ?1",
+                rows::LOGIN_CODE_COLUMNS
+            );
+            tx.prepare_cached(&sql)
+                .map_err(internal)?
+                .query_row([hash.as_slice()], rows::login_code)
+                .optional()
+                .map_err(internal)
+        })
+        .await
+    }
+
+    async fn redeem_login_code(
+        &self,
+        hash: &[u8; 32],
+        at: Millis,
+        token: TokenRecord,
+    ) -> StoreResult<bool> {
+        let hash = *hash;
+        self.write(move |conn| {
+            // Marking the code used is the guard: of two concurrent redemptions one finds it
+            // used. A failed token insert rolls the mark back with it (one savepoint).
+            let marked = conn
+                .prepare_cached(
+                    "UPDATE login_codes SET used_at = ?2 WHERE hash = ?1 AND used_at IS NULL",
+                )
+                .map_err(internal)?
+                .execute(params![hash.as_slice(), at])
+                .map_err(internal)?;
+            if marked == 0 {
+                return Ok(false);
+            }
+            insert_token(conn, &token)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn update_review(&self, update: ReviewUpdate) -> StoreResult<()> {
+        self.write_change(update.review_id.clone(), EventKind::Review, move |conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE reviews SET title = coalesce(?2, title), tags = coalesce(?3, tags), \
+                     archived = coalesce(?4, archived), access_mode = coalesce(?5, access_mode), \
+                     owner_id = coalesce(?6, owner_id), updated_at = ?7, change_seq = change_seq + 1 \
+                     WHERE id = ?1",
+                )
+                .map_err(internal)?
+                .execute(params![
+                    update.review_id,
+                    update.title,
+                    update.tags.as_ref().map(to_json),
+                    update.archived,
+                    update.access_mode.map(|mode| mode.as_str()),
+                    update.owner_id,
+                    update.at
+                ])
+                // An unknown new owner is a missing referenced row.
+                .map_err(unique("document"))?;
+            if changed == 0 {
+                return Err(StoreError::NotFound);
+            }
+            if let Some(grants) = &update.grants {
+                conn.prepare_cached("DELETE FROM review_access WHERE review_id = ?1")
+                    .map_err(internal)?
+                    .execute([&update.review_id])
+                    .map_err(internal)?;
+                insert_grants(conn, &update.review_id, grants)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn delete_review(&self, review_id: &str) -> StoreResult<()> {
+        let review_id = review_id.to_string();
+        self.write_announced(move |conn| {
+            // The last event names the document as it was, one change later: listeners holding
+            // a rendering at the old `change_seq` see it is stale.
+            let Some(mut event) = review_event(conn, &review_id, EventKind::Review)? else {
+                return Err(StoreError::NotFound);
+            };
+            event.change_seq += 1;
+            // Versions, sharing, runs, comments (with replies and status events) and the search
+            // entries go with the row (foreign keys cascade; triggers clear the indexes).
+            conn.prepare_cached("DELETE FROM reviews WHERE id = ?1")
+                .map_err(internal)?
+                .execute([&review_id])
+                .map_err(internal)?;
+            Ok(((), Some(event)))
+        })
+        .await
+    }
+
+    async fn import_projects(&self, projects: Vec<ProjectRecord>) -> StoreResult<ProjectImport> {
+        self.write(move |conn| {
+            let mut outcome = ProjectImport::default();
+            let mut known = conn
+                .prepare_cached("SELECT EXISTS (SELECT 1 FROM projects WHERE code = ?1)")
+                .map_err(internal)?;
+            let mut upsert = conn
+                .prepare_cached(
+                    "INSERT INTO projects (code, name, company, status, in_snapshot) VALUES (?1, ?2, ?3, ?4, 1) \
+                     ON CONFLICT (code) DO UPDATE SET name = excluded.name, company = excluded.company, \
+                     status = excluded.status, in_snapshot = 1",
+                )
+                .map_err(internal)?;
+            for project in &projects {
+                let exists: bool = known
+                    .query_row([&project.code], |row| row.get(0))
+                    .map_err(internal)?;
+                if exists {
+                    outcome.updated += 1;
+                } else {
+                    outcome.added += 1;
+                }
+                upsert
+                    .execute(params![
+                        project.code,
+                        project.name,
+                        project.company,
+                        rows::project_status(project.active)
+                    ])
+                    .map_err(internal)?;
+            }
+            let codes: Vec<&str> = projects.iter().map(|p| p.code.as_str()).collect();
+            outcome.dropped = conn
+                .prepare_cached(
+                    "UPDATE projects SET in_snapshot = 0 \
+                     WHERE code NOT IN (SELECT value FROM json_each(?1))",
+                )
+                .map_err(internal)?
+                .execute([to_json(&codes)])
+                .map_err(internal)?;
+            Ok(outcome)
+        })
+        .await
+    }
+
+    async fn list_projects(
+        &self,
+        query: ProjectQuery,
+    ) -> StoreResult<Vec<(ProjectRecord, Option<ProjectRole>)>> {
+        self.read(move |tx| {
+            let sql = format!(
+                "SELECT {}, pr.role FROM projects p \
+                 LEFT JOIN project_roles pr ON pr.project_code = p.code AND pr.user_id = ?1 \
+                 WHERE (NOT ?2 OR pr.role IS NOT NULL) AND (?3 IS NULL OR p.code > ?3) \
+                 ORDER BY p.code LIMIT ?4",
+                rows::PROJECT_COLUMNS
+            );
+            let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+            query_all(
+                tx,
+                &sql,
+                params![query.user_id, query.only_mine, query.after, limit],
+                |row| Ok((rows::project(row, 0)?, rows::optional_project_role(row, 5)?)),
+            )
+        })
+        .await
+    }
+
+    async fn project_role(&self, code: &str, user_id: &str) -> StoreResult<Option<ProjectRole>> {
+        self.lookup(|conn| {
+            conn.prepare_cached(
+                "SELECT role FROM project_roles WHERE project_code = ?1 AND user_id = ?2",
+            )
+            .map_err(internal)?
+            .query_row([code, user_id], |row| rows::project_role(row, 0))
+            .optional()
+            .map_err(internal)
+        })
+    }
+
+    async fn project_members(&self, code: &str) -> StoreResult<Vec<ProjectMember>> {
+        let code = code.to_string();
+        self.read(move |tx| {
+            let sql = format!(
+                "SELECT {}, pr.role FROM project_roles pr JOIN users u ON u.id = pr.user_id \
+                 WHERE pr.project_code = ?1 ORDER BY u.email",
+                rows::USER_COLUMNS
+            );
+            query_all(tx, &sql, [code], |row| {
+                Ok(ProjectMember {
+                    account: rows::account(row, 0)?,
+                    role: rows::project_role(row, 8)?,
+                })
+            })
+        })
+        .await
+    }
+
+    async fn change_project_roles(
+        &self,
+        code: &str,
+        set: Vec<(String, ProjectRole)>,
+        remove: Vec<String>,
+    ) -> StoreResult<()> {
+        let code = code.to_string();
+        self.write(move |conn| {
+            if project_by_code(conn, &code)?.is_none() {
+                return Err(StoreError::NotFound);
+            }
+            let mut upsert = conn
+                .prepare_cached(
+                    "INSERT INTO project_roles (project_code, user_id, role) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (project_code, user_id) DO UPDATE SET role = excluded.role",
+                )
+                .map_err(internal)?;
+            for (user_id, role) in &set {
+                // An unknown user is a missing referenced row: `NotFound`.
+                upsert
+                    .execute(params![code, user_id, role.as_str()])
+                    .map_err(unique("project role"))?;
+            }
+            let mut delete = conn
+                .prepare_cached(
+                    "DELETE FROM project_roles WHERE project_code = ?1 AND user_id = ?2",
+                )
+                .map_err(internal)?;
+            for user_id in &remove {
+                delete.execute([&code, user_id]).map_err(internal)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn link_project(
+        &self,
+        review_id: &str,
+        expected: Option<&str>,
+        project: Option<&str>,
+        at: Millis,
+    ) -> StoreResult<bool> {
+        let review_id = review_id.to_string();
+        let expected = expected.map(str::to_string);
+        let project = project.map(str::to_string);
+        self.write_announced(move |conn| {
+            let current: Option<Option<String>> = conn
+                .prepare_cached("SELECT project_code FROM reviews WHERE id = ?1")
+                .map_err(internal)?
+                .query_row([&review_id], |row| row.get(0))
+                .optional()
+                .map_err(internal)?;
+            let Some(current) = current else {
+                return Err(StoreError::NotFound);
+            };
+            if current != expected {
+                return Ok((false, None));
+            }
+            conn.prepare_cached(
+                "UPDATE reviews SET project_code = ?2, change_seq = change_seq + 1, updated_at = ?3 \
+                 WHERE id = ?1",
+            )
+            .map_err(internal)?
+            .execute(params![review_id, project, at])
+            // An unknown project is a missing referenced row.
+            .map_err(unique("document"))?;
+            let event = review_event(conn, &review_id, EventKind::Review)?;
+            Ok((true, event))
+        })
+        .await
+    }
+
+    async fn search_comments(&self, search: CommentSearch) -> StoreResult<Vec<CommentHit>> {
+        self.read(move |tx| search::search_comments(tx, &search))
+            .await
+    }
+
+    async fn search_reviews(&self, search: ReviewSearch) -> StoreResult<Vec<ReviewHit>> {
+        self.read(move |tx| search::search_reviews(tx, &search))
+            .await
+    }
+
+    async fn reviews_without_search_text(
+        &self,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, String)>> {
+        self.read(move |tx| {
+            query_all(
+                tx,
+                "SELECT t.review_id, r.latest_version_id FROM review_texts t \
+                 JOIN reviews r ON r.id = t.review_id \
+                 WHERE t.body IS NULL ORDER BY t.id LIMIT ?1",
+                [i64::try_from(limit).unwrap_or(i64::MAX)],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+        })
+        .await
+    }
+
+    async fn set_search_text(
+        &self,
+        review_id: &str,
+        version_id: &str,
+        text: String,
+    ) -> StoreResult<()> {
+        let (review_id, version_id) = (review_id.to_string(), version_id.to_string());
+        self.write(move |conn| {
+            // Only while `version_id` is still the latest: a newer version's write has set the
+            // text of that version already, and must not be overwritten with an older one.
+            conn.prepare_cached(
+                "INSERT INTO review_texts (review_id, body) \
+                 SELECT id, ?3 FROM reviews WHERE id = ?1 AND latest_version_id = ?2 \
+                 ON CONFLICT (review_id) DO UPDATE SET body = excluded.body",
+            )
+            .map_err(internal)?
+            .execute(params![review_id, version_id, text])
+            .map_err(internal)?;
+            Ok(())
         })
         .await
     }
