@@ -13,6 +13,7 @@
 mod error;
 mod migrations;
 mod rows;
+mod search;
 mod store;
 
 use std::str::FromStr;

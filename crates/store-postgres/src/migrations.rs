@@ -10,7 +10,13 @@ use sqlx::{Connection, Executor, PgConnection};
 use crate::error::map_error;
 
 /// `(version, sql)`, in order. Versions match the SQLite backend's.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../migrations/0001_initial.sql")),
+    (
+        2,
+        include_str!("../migrations/0002_sessions_projects_search.sql"),
+    ),
+];
 
 /// The advisory lock key serializing migrations: "docrevie" in ASCII, unlikely to meet another
 /// application's key in a shared database.

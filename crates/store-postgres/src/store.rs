@@ -5,17 +5,18 @@
 use std::collections::HashMap;
 
 use docreview_core::events::{EventKind, ReviewEvent};
-
 use docreview_core::model::{
-    AccessGrant, Account, CommentRecord, CommentThread, GrantRole, MessageRecord, Millis,
-    ProjectRecord, ReviewHead, ReviewState, ReviewSummaryRecord, RunRecord, TokenRecord, User,
-    VersionRecord,
+    AccessGrant, Account, CommentRecord, CommentThread, GrantRole, LoginCodeRecord, MessageRecord,
+    Millis, ProjectMember, ProjectRecord, ProjectRole, ReviewHead, ReviewState,
+    ReviewSummaryRecord, RunRecord, SessionRecord, TokenRecord, User, VersionRecord,
 };
 use docreview_core::store::{
-    CommentsWrite, NewReview, ReviewQuery, Revisions, Store, StoreError, StoreResult, VersionWrite,
-    Visibility,
+    CommentHit, CommentSearch, CommentsWrite, MemberQuery, NewReview, ProjectImport, ProjectQuery,
+    ReviewHit, ReviewQuery, ReviewSearch, ReviewUpdate, Revisions, Store, StoreError, StoreResult,
+    VersionWrite, Visibility,
 };
-use sqlx::postgres::PgRow;
+use sqlx::postgres::{PgArguments, PgRow};
+use sqlx::query::Query;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
 use crate::error::{map_error, unique};
@@ -69,6 +70,21 @@ impl PgStore {
             .map_err(map_error)?;
         map_optional(row, account_at0)
     }
+}
+
+async fn project_where_code(
+    conn: &mut PgConnection,
+    code: &str,
+) -> StoreResult<Option<ProjectRecord>> {
+    let row = sqlx::query(&format!(
+        "SELECT {} FROM projects p WHERE p.code = $1",
+        rows::PROJECT_COLUMNS
+    ))
+    .bind(code)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(map_error)?;
+    Ok(map_optional(row, |row| rows::project(row, 0))?.flatten())
 }
 
 /// The document with its grants, in one statement (one row per grant, or one row of NULL
@@ -170,6 +186,93 @@ async fn upsert_run(conn: &mut PgConnection, r: &RunRecord) -> StoreResult<()> {
     Ok(())
 }
 
+/// Who may see a document `r` (DESIGN.md §3), as `list_reviews` and both searches filter:
+/// everything (`$1`, shared principals and org admins); else what the member `$2` owns, what is
+/// linked to a project where they hold a role, and — for internal members (`$4`) only — link-mode
+/// documents and those shared with their email `$3`. The cheap tests come first: `OR` stops at
+/// the first true one.
+pub(crate) const VISIBLE: &str = "($1::boolean OR r.owner_id = $2 \
+     OR ($4::boolean AND r.access_mode = 'link') \
+     OR ($4::boolean AND EXISTS (SELECT 1 FROM review_access a WHERE a.review_id = r.id AND a.email = $3)) \
+     OR (r.project_code IS NOT NULL AND EXISTS \
+         (SELECT 1 FROM project_roles pr WHERE pr.project_code = r.project_code AND pr.user_id = $2)))";
+
+/// Binds `$1`–`$4` of `VISIBLE` (and of `rows::SUMMARY_COLUMNS`, which use `$2` and `$3`); bind
+/// them first.
+pub(crate) fn bind_visibility<'q>(
+    query: Query<'q, Postgres, PgArguments>,
+    visibility: &'q Visibility,
+) -> Query<'q, Postgres, PgArguments> {
+    let (all, email, internal) = match visibility {
+        Visibility::All { .. } => (true, "", false),
+        Visibility::Member {
+            email, internal, ..
+        } => (false, email.as_str(), *internal),
+    };
+    query
+        .bind(all)
+        .bind(visibility.user_id())
+        .bind(email)
+        .bind(internal)
+}
+
+/// `limit` or `offset` as a bound `BIGINT`.
+pub(crate) fn count_param(count: usize) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
+
+/// Search text as PostgreSQL can store it. Derived text (never shown whole), so a U+0000 that
+/// slipped through extraction is dropped rather than failing the document's write.
+fn storable(text: String) -> String {
+    if text.contains('\0') {
+        text.replace('\0', "")
+    } else {
+        text
+    }
+}
+
+/// Replaces the sharing list's rows by `grants`; a repeated email keeps its last role, like
+/// SQLite's `INSERT OR REPLACE`.
+async fn insert_grants(
+    conn: &mut PgConnection,
+    review_id: &str,
+    grants: &[AccessGrant],
+) -> StoreResult<()> {
+    for grant in grants {
+        sqlx::query(
+            "INSERT INTO review_access (review_id, email, role) VALUES ($1, $2, $3) \
+             ON CONFLICT (review_id, email) DO UPDATE SET role = excluded.role",
+        )
+        .bind(review_id)
+        .bind(&grant.email)
+        .bind(grant.role.as_str())
+        .execute(&mut *conn)
+        .await
+        .map_err(map_error)?;
+    }
+    Ok(())
+}
+
+async fn insert_token(conn: &mut PgConnection, token: &TokenRecord) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO tokens (id, user_id, name, hash, scopes, created_at, expires_at, last_used_at, revoked_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(&token.id)
+    .bind(&token.user_id)
+    .bind(&token.name)
+    .bind(token.hash.as_slice())
+    .bind(rows::scopes_text(&token.scopes))
+    .bind(token.created_at)
+    .bind(token.expires_at)
+    .bind(token.last_used_at)
+    .bind(token.revoked_at)
+    .execute(&mut *conn)
+    .await
+    .map_err(unique("token"))?;
+    Ok(())
+}
+
 const INSERT_ACCOUNT: &str = "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
@@ -259,23 +362,8 @@ impl Store for PgStore {
     }
 
     async fn insert_token(&self, token: TokenRecord) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO tokens (id, user_id, name, hash, scopes, created_at, expires_at, last_used_at, revoked_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        )
-        .bind(&token.id)
-        .bind(&token.user_id)
-        .bind(&token.name)
-        .bind(token.hash.as_slice())
-        .bind(rows::scopes_text(&token.scopes))
-        .bind(token.created_at)
-        .bind(token.expires_at)
-        .bind(token.last_used_at)
-        .bind(token.revoked_at)
-        .execute(&self.pool)
-        .await
-        .map_err(unique("token"))?;
-        Ok(())
+        let mut conn = self.pool.acquire().await.map_err(map_error)?;
+        insert_token(&mut conn, &token).await
     }
 
     async fn token_by_hash(&self, hash: &[u8; 32]) -> StoreResult<Option<(TokenRecord, Account)>> {
@@ -305,6 +393,212 @@ impl Store for PgStore {
             .await
             .map_err(map_error)?;
         Ok(())
+    }
+
+    async fn tokens_of(&self, user_id: &str) -> StoreResult<Vec<TokenRecord>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {} FROM tokens t WHERE t.user_id = $1 AND t.revoked_at IS NULL \
+             ORDER BY t.created_at DESC, t.id DESC",
+            rows::TOKEN_COLUMNS
+        ))
+        .bind(user_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_rows(rows, rows::token)
+    }
+
+    async fn revoke_token(&self, user_id: &str, token_id: &str, at: Millis) -> StoreResult<bool> {
+        let revoked = sqlx::query(
+            "UPDATE tokens SET revoked_at = $3 WHERE id = $2 AND user_id = $1 AND revoked_at IS NULL",
+        )
+        .bind(user_id)
+        .bind(token_id)
+        .bind(at)
+        .execute(&self.pool)
+        .await
+        .map_err(map_error)?
+        .rows_affected();
+        Ok(revoked > 0)
+    }
+
+    async fn password_hash(&self, user_id: &str) -> StoreResult<Option<String>> {
+        let hash: Option<Option<String>> =
+            sqlx::query_scalar("SELECT password_hash FROM users WHERE id = $1")
+                .bind(user_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(map_error)?;
+        Ok(hash.flatten())
+    }
+
+    async fn list_accounts(&self, query: MemberQuery) -> StoreResult<Vec<Account>> {
+        // Emails in byte order (`COLLATE "C"`), as SQLite orders them, whatever the locale.
+        let rows = sqlx::query(&format!(
+            "SELECT {} FROM users u \
+             WHERE u.provider <> 'service' AND u.status <> 'removed' \
+               AND (NOT $1::boolean OR u.is_admin) \
+               AND ($2::text IS NULL OR u.email COLLATE \"C\" > $2::text) \
+             ORDER BY u.email COLLATE \"C\" LIMIT $3",
+            rows::USER_COLUMNS
+        ))
+        .bind(query.admins_only)
+        .bind(query.after.as_deref())
+        .bind(count_param(query.limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_rows(rows, account_at0)
+    }
+
+    async fn update_account(&self, account: Account) -> StoreResult<()> {
+        let a = &account;
+        let updated = sqlx::query(
+            "UPDATE users SET display_name = $2, membership = $3, status = $4, is_admin = $5 WHERE id = $1",
+        )
+        .bind(&a.user.id)
+        .bind(&a.user.display_name)
+        .bind(a.membership.as_str())
+        .bind(a.status.as_str())
+        .bind(a.is_admin)
+        .execute(&self.pool)
+        .await
+        .map_err(map_error)?
+        .rows_affected();
+        if updated == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn remove_account(&self, user_id: &str, at: Millis) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        let removed =
+            sqlx::query("UPDATE users SET status = 'removed', is_admin = FALSE WHERE id = $1")
+                .bind(user_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_error)?
+                .rows_affected();
+        if removed == 0 {
+            return Err(StoreError::NotFound);
+        }
+        sqlx::query("UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL")
+            .bind(user_id)
+            .bind(at)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_error)?;
+        for table in ["sessions", "login_codes", "project_roles"] {
+            sqlx::query(&format!("DELETE FROM {table} WHERE user_id = $1"))
+                .bind(user_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_error)?;
+        }
+        tx.commit().await.map_err(map_error)
+    }
+
+    async fn insert_session(&self, session: SessionRecord) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO sessions (id, hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&session.id)
+        .bind(session.hash.as_slice())
+        .bind(&session.user_id)
+        .bind(session.created_at)
+        .bind(session.expires_at)
+        .execute(&self.pool)
+        .await
+        .map_err(unique("session"))?;
+        Ok(())
+    }
+
+    async fn session_by_hash(
+        &self,
+        hash: &[u8; 32],
+    ) -> StoreResult<Option<(SessionRecord, Account)>> {
+        let sql = format!(
+            "SELECT {}, {} FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = $1",
+            rows::SESSION_COLUMNS,
+            rows::USER_COLUMNS
+        );
+        let row = sqlx::query(&sql)
+            .bind(hash.as_slice())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_error)?;
+        map_optional(row, |row| {
+            Ok((
+                rows::session(row, 0)?,
+                rows::account(row, rows::SESSION_COLUMN_COUNT)?,
+            ))
+        })
+    }
+
+    async fn delete_session(&self, hash: &[u8; 32]) -> StoreResult<()> {
+        sqlx::query("DELETE FROM sessions WHERE hash = $1")
+            .bind(hash.as_slice())
+            .execute(&self.pool)
+            .await
+            .map_err(map_error)?;
+        Ok(())
+    }
+
+    async fn insert_login_code(&self, code: LoginCodeRecord) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO login_codes (hash, user_id, challenge, token_name, scopes, created_at, expires_at, used_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(code.hash.as_slice())
+        .bind(&code.user_id)
+        .bind(&code.challenge)
+        .bind(&code.token_name)
+        .bind(rows::scopes_text(&code.scopes))
+        .bind(code.created_at)
+        .bind(code.expires_at)
+        .bind(code.used_at)
+        .execute(&self.pool)
+        .await
+        .map_err(unique("login code"))?;
+        Ok(())
+    }
+
+    async fn login_code(&self, hash: &[u8; 32]) -> StoreResult<Option<LoginCodeRecord>> {
+        let row = sqlx::query(&format!(
+            "SELECT {} FROM login_codes WHERE hash = $1",
+            rows::LOGIN_CODE_COLUMNS
+        ))
+        .bind(hash.as_slice())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_optional(row, rows::login_code)
+    }
+
+    async fn redeem_login_code(
+        &self,
+        hash: &[u8; 32],
+        at: Millis,
+        token: TokenRecord,
+    ) -> StoreResult<bool> {
+        let mut tx = self.begin().await?;
+        // Of two exchanges racing for one code, the second waits for the first's row lock and
+        // then finds `used_at` set: exactly one gets a token.
+        let claimed =
+            sqlx::query("UPDATE login_codes SET used_at = $2 WHERE hash = $1 AND used_at IS NULL")
+                .bind(hash.as_slice())
+                .bind(at)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_error)?
+                .rows_affected();
+        if claimed == 0 {
+            return Ok(false);
+        }
+        insert_token(&mut tx, &token).await?;
+        tx.commit().await.map_err(map_error)?;
+        Ok(true)
     }
 
     async fn create_review(&self, new: NewReview) -> StoreResult<()> {
@@ -347,19 +641,17 @@ impl Store for PgStore {
         .execute(&mut *tx)
         .await
         .map_err(unique("version"))?;
-        for grant in &new.grants {
-            // A repeated email keeps its last role, like SQLite's `INSERT OR REPLACE`.
-            sqlx::query(
-                "INSERT INTO review_access (review_id, email, role) VALUES ($1, $2, $3) \
-                 ON CONFLICT (review_id, email) DO UPDATE SET role = excluded.role",
-            )
-            .bind(&r.id)
-            .bind(&grant.email)
-            .bind(grant.role.as_str())
-            .execute(&mut *tx)
-            .await
-            .map_err(map_error)?;
-        }
+        insert_grants(&mut tx, &r.id, &new.grants).await?;
+        sqlx::query(
+            "INSERT INTO review_search (review_id, title, body, version_id) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&r.id)
+        .bind(&r.title)
+        .bind(storable(new.search_text))
+        .bind(&v.id)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_error)?;
         tx.commit().await.map_err(map_error)
     }
 
@@ -426,6 +718,10 @@ impl Store for PgStore {
         .fetch_all(&mut *tx)
         .await
         .map_err(map_error)?;
+        let project = match &head.review.project_code {
+            Some(code) => project_where_code(&mut tx, code).await?,
+            None => None,
+        };
         tx.commit().await.map_err(map_error)?;
         Ok(Some(ReviewState {
             head,
@@ -435,29 +731,15 @@ impl Store for PgStore {
             events: map_rows(events, rows::event)?,
             runs: map_rows(runs, rows::run)?,
             users: map_rows(users, user_at0)?,
+            project,
         }))
     }
 
     async fn list_reviews(&self, query: ReviewQuery) -> StoreResult<Vec<ReviewSummaryRecord>> {
-        let (all, user_id, email, internal_member) = match &query.visibility {
-            Visibility::All => (true, "", "", false),
-            Visibility::Member {
-                user_id,
-                email,
-                internal,
-            } => (false, user_id.as_str(), email.as_str(), *internal),
-        };
-        // The visibility predicate is the SQLite backend's: everything, or what the member owns,
-        // or — for internal members only — link-mode documents and those shared with them.
         // `strpos`, not LIKE, so `%` and `_` in the search text are literal.
         let sql = format!(
-            "SELECT {review}, u.id, u.provider, u.display_name, \
-               (SELECT a.role FROM review_access a WHERE a.review_id = r.id AND a.email = $3), \
-               (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL), \
-               (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL AND c.status = 'open') \
-             FROM {from} JOIN users u ON u.id = r.owner_id \
-             WHERE ($1::boolean OR r.owner_id = $2 OR ($4::boolean AND (r.access_mode = 'link' OR EXISTS \
-                     (SELECT 1 FROM review_access a WHERE a.review_id = r.id AND a.email = $3)))) \
+            "SELECT {review}, {summary} FROM {from} \
+             WHERE {visible} \
                AND ($5::text IS NULL OR strpos(lower(r.title), lower($5::text)) > 0) \
                AND ($6::text IS NULL OR r.tags @> jsonb_build_array($6::text)) \
                AND ($7::boolean IS NULL OR r.archived = $7::boolean) \
@@ -466,17 +748,15 @@ impl Store for PgStore {
                AND ($10::bigint IS NULL OR (r.updated_at, r.id) < ($10::bigint, $11::text)) \
              ORDER BY r.updated_at DESC, r.id DESC LIMIT $12",
             review = rows::REVIEW_COLUMNS,
-            from = rows::REVIEW_FROM
+            summary = rows::SUMMARY_COLUMNS,
+            from = rows::SUMMARY_FROM,
+            visible = VISIBLE,
         );
         let (after_at, after_id) = match &query.after {
             Some((at, id)) => (Some(*at), Some(id.as_str())),
             None => (None, None),
         };
-        let rows = sqlx::query(&sql)
-            .bind(all)
-            .bind(user_id)
-            .bind(email)
-            .bind(internal_member)
+        let rows = bind_visibility(sqlx::query(&sql), &query.visibility)
             .bind(query.title_contains.as_deref())
             .bind(query.tag.as_deref())
             .bind(query.archived)
@@ -484,21 +764,11 @@ impl Store for PgStore {
             .bind(query.owner_id.as_deref())
             .bind(after_at)
             .bind(after_id)
-            .bind(i64::try_from(query.limit).unwrap_or(i64::MAX))
+            .bind(count_param(query.limit))
             .fetch_all(&self.pool)
             .await
             .map_err(map_error)?;
-        map_rows(rows, |row| {
-            let at = rows::REVIEW_COLUMN_COUNT;
-            let grant: Option<String> = row.try_get(at + 3)?;
-            Ok(ReviewSummaryRecord {
-                review: rows::review(row, 0)?,
-                owner: rows::user(row, at)?,
-                grant: grant.as_deref().and_then(GrantRole::parse),
-                comment_count: row.try_get(at + 4)?,
-                open_comment_count: row.try_get(at + 5)?,
-            })
-        })
+        map_rows(rows, rows::summary)
     }
 
     async fn versions(&self, review_id: &str) -> StoreResult<Vec<VersionRecord>> {
@@ -628,29 +898,351 @@ impl Store for PgStore {
         .execute(&mut *tx)
         .await
         .map_err(map_error)?;
+        // An upsert, though every document has its row since version 2 of the schema: a missing
+        // one is simply created.
+        sqlx::query(
+            "INSERT INTO review_search (review_id, title, body, version_id) \
+             SELECT id, title, $2, $3 FROM reviews WHERE id = $1 \
+             ON CONFLICT (review_id) DO UPDATE SET body = excluded.body, version_id = excluded.version_id",
+        )
+        .bind(&write.review_id)
+        .bind(storable(write.search_text))
+        .bind(&v.id)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_error)?;
         notify(&mut tx, &write.review_id, EventKind::Version).await?;
         tx.commit().await.map_err(map_error)?;
         Ok(revisions)
     }
 
+    async fn update_review(&self, update: ReviewUpdate) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        // NULL parameters keep the column. An unknown new owner is a foreign-key violation,
+        // which `unique` reads as `NotFound`.
+        let touched = sqlx::query(
+            "UPDATE reviews SET title = coalesce($2::text, title), tags = coalesce($3::jsonb, tags), \
+             archived = coalesce($4::boolean, archived), access_mode = coalesce($5::text, access_mode), \
+             owner_id = coalesce($6::text, owner_id), updated_at = $7, change_seq = change_seq + 1 \
+             WHERE id = $1",
+        )
+        .bind(&update.review_id)
+        .bind(update.title.as_deref())
+        .bind(update.tags.as_ref().map(to_json))
+        .bind(update.archived)
+        .bind(update.access_mode.map(|mode| mode.as_str()))
+        .bind(update.owner_id.as_deref())
+        .bind(update.at)
+        .execute(&mut *tx)
+        .await
+        .map_err(unique("document"))?
+        .rows_affected();
+        if touched == 0 {
+            return Err(StoreError::NotFound);
+        }
+        if let Some(grants) = &update.grants {
+            sqlx::query("DELETE FROM review_access WHERE review_id = $1")
+                .bind(&update.review_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_error)?;
+            insert_grants(&mut tx, &update.review_id, grants).await?;
+        }
+        if let Some(title) = &update.title {
+            sqlx::query("UPDATE review_search SET title = $2 WHERE review_id = $1")
+                .bind(&update.review_id)
+                .bind(title)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_error)?;
+        }
+        notify(&mut tx, &update.review_id, EventKind::Review).await?;
+        tx.commit().await.map_err(map_error)
+    }
+
+    async fn delete_review(&self, review_id: &str) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        // The last event carries a `change_seq` no rendering was made at, so every node's cache
+        // entry for the document is stale; then the rows go (the foreign keys cascade to
+        // versions, comments, replies, status events, runs, sharing and the search entry).
+        let touched = sqlx::query("UPDATE reviews SET change_seq = change_seq + 1 WHERE id = $1")
+            .bind(review_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_error)?
+            .rows_affected();
+        if touched == 0 {
+            return Err(StoreError::NotFound);
+        }
+        notify(&mut tx, review_id, EventKind::Review).await?;
+        sqlx::query("DELETE FROM reviews WHERE id = $1")
+            .bind(review_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_error)?;
+        tx.commit().await.map_err(map_error)
+    }
+
     async fn project(&self, code: &str) -> StoreResult<Option<ProjectRecord>> {
-        let row = sqlx::query(
-            "SELECT code, name, company, status, in_snapshot FROM projects WHERE code = $1",
+        let mut conn = self.pool.acquire().await.map_err(map_error)?;
+        project_where_code(&mut conn, code).await
+    }
+
+    async fn import_projects(&self, projects: Vec<ProjectRecord>) -> StoreResult<ProjectImport> {
+        // One row per code, the last listed winning, so one statement can upsert them all (an
+        // upsert may not touch a row twice). A code listed twice counts as added once and
+        // updated once, as if upserted one after the other.
+        let mut by_code: HashMap<&str, &ProjectRecord> = HashMap::new();
+        for project in &projects {
+            by_code.insert(project.code.as_str(), project);
+        }
+        let mut codes = Vec::with_capacity(by_code.len());
+        let mut names = Vec::with_capacity(by_code.len());
+        let mut companies = Vec::with_capacity(by_code.len());
+        let mut statuses = Vec::with_capacity(by_code.len());
+        for project in by_code.values() {
+            codes.push(project.code.as_str());
+            names.push(project.name.as_deref());
+            companies.push(project.company.as_deref());
+            statuses.push(rows::project_status(project));
+        }
+        let mut tx = self.begin().await?;
+        // `xmax = 0` holds exactly for a row this statement inserted (an updated row carries
+        // the updating transaction's id): the usual way to tell the two apart in one upsert.
+        let inserted: Vec<bool> = sqlx::query_scalar(
+            "INSERT INTO projects (code, name, company, status, in_snapshot) \
+             SELECT code, name, company, status, TRUE \
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS s(code, name, company, status) \
+             ON CONFLICT (code) DO UPDATE SET name = excluded.name, company = excluded.company, \
+               status = excluded.status, in_snapshot = TRUE \
+             RETURNING xmax = 0",
+        )
+        .bind(&codes)
+        .bind(&names)
+        .bind(&companies)
+        .bind(&statuses)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let dropped = sqlx::query(
+            "UPDATE projects SET in_snapshot = FALSE WHERE NOT (code = ANY($1::text[]))",
+        )
+        .bind(&codes)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_error)?
+        .rows_affected();
+        tx.commit().await.map_err(map_error)?;
+        let added = inserted.iter().filter(|inserted| **inserted).count();
+        Ok(ProjectImport {
+            added,
+            updated: projects.len() - added,
+            dropped: usize::try_from(dropped).unwrap_or(usize::MAX),
+        })
+    }
+
+    async fn list_projects(
+        &self,
+        query: ProjectQuery,
+    ) -> StoreResult<Vec<(ProjectRecord, Option<ProjectRole>)>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {}, pr.role FROM projects p \
+             LEFT JOIN project_roles pr ON pr.project_code = p.code AND pr.user_id = $1 \
+             WHERE (NOT $2::boolean OR pr.role IS NOT NULL) \
+               AND ($3::text IS NULL OR p.code > $3::text) \
+             ORDER BY p.code LIMIT $4",
+            rows::PROJECT_COLUMNS
+        ))
+        .bind(&query.user_id)
+        .bind(query.only_mine)
+        .bind(query.after.as_deref())
+        .bind(count_param(query.limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        let listed = rows
+            .iter()
+            .map(|row| Ok((rows::project(row, 0)?, rows::project_role(row, 5)?)))
+            .collect::<RowResult<Vec<_>>>()
+            .map_err(map_error)?;
+        // `project` is `Some` for every row of an inner `projects` scan.
+        Ok(listed
+            .into_iter()
+            .filter_map(|(project, role)| project.map(|project| (project, role)))
+            .collect())
+    }
+
+    async fn project_role(&self, code: &str, user_id: &str) -> StoreResult<Option<ProjectRole>> {
+        let role: Option<String> = sqlx::query_scalar(
+            "SELECT role FROM project_roles WHERE project_code = $1 AND user_id = $2",
         )
         .bind(code)
+        .bind(user_id)
         .fetch_optional(&self.pool)
         .await
         .map_err(map_error)?;
-        map_optional(row, |row| {
-            let status: String = row.try_get(3)?;
-            Ok(ProjectRecord {
-                code: row.try_get(0)?,
-                name: row.try_get(1)?,
-                company: row.try_get(2)?,
-                active: status == "active",
-                in_snapshot: row.try_get(4)?,
-            })
-        })
+        Ok(role.as_deref().and_then(ProjectRole::parse))
+    }
+
+    async fn project_members(&self, code: &str) -> StoreResult<Vec<ProjectMember>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {}, pr.role FROM project_roles pr JOIN users u ON u.id = pr.user_id \
+             WHERE pr.project_code = $1 ORDER BY u.email COLLATE \"C\", u.id",
+            rows::USER_COLUMNS
+        ))
+        .bind(code)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        let members = rows
+            .iter()
+            .map(|row| Ok((rows::account(row, 0)?, rows::project_role(row, 8)?)))
+            .collect::<RowResult<Vec<_>>>()
+            .map_err(map_error)?;
+        // A role this build does not know is skipped, as grants are.
+        Ok(members
+            .into_iter()
+            .filter_map(|(account, role)| role.map(|role| ProjectMember { account, role }))
+            .collect())
+    }
+
+    async fn change_project_roles(
+        &self,
+        code: &str,
+        set: Vec<(String, ProjectRole)>,
+        remove: Vec<String>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        // The project must exist even when only removing (and stays while this runs).
+        let exists: Option<i32> =
+            sqlx::query_scalar("SELECT 1 FROM projects WHERE code = $1 FOR KEY SHARE")
+                .bind(code)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(map_error)?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound);
+        }
+        for (user_id, role) in &set {
+            // An unknown user is a foreign-key violation: `NotFound`.
+            sqlx::query(
+                "INSERT INTO project_roles (project_code, user_id, role) VALUES ($1, $2, $3) \
+                 ON CONFLICT (project_code, user_id) DO UPDATE SET role = excluded.role",
+            )
+            .bind(code)
+            .bind(user_id)
+            .bind(role.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(unique("project role"))?;
+        }
+        if !remove.is_empty() {
+            sqlx::query("DELETE FROM project_roles WHERE project_code = $1 AND user_id = ANY($2)")
+                .bind(code)
+                .bind(&remove)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_error)?;
+        }
+        tx.commit().await.map_err(map_error)
+    }
+
+    async fn link_project(
+        &self,
+        review_id: &str,
+        expected: Option<&str>,
+        project: Option<&str>,
+        at: Millis,
+    ) -> StoreResult<bool> {
+        let mut tx = self.begin().await?;
+        // A compare-and-swap on the link, like `write_comments` on the revision: a concurrent
+        // link waits for this row and is then re-checked against what this one wrote. An
+        // unknown project is a foreign-key violation: `NotFound`.
+        let linked = sqlx::query(
+            "UPDATE reviews SET project_code = $3, updated_at = $4, change_seq = change_seq + 1 \
+             WHERE id = $1 AND project_code IS NOT DISTINCT FROM $2::text",
+        )
+        .bind(review_id)
+        .bind(expected)
+        .bind(project)
+        .bind(at)
+        .execute(&mut *tx)
+        .await
+        .map_err(unique("document"))?
+        .rows_affected();
+        if linked == 0 {
+            let exists: bool =
+                sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM reviews WHERE id = $1)")
+                    .bind(review_id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(map_error)?;
+            return if exists {
+                Ok(false)
+            } else {
+                Err(StoreError::NotFound)
+            };
+        }
+        notify(&mut tx, review_id, EventKind::Review).await?;
+        tx.commit().await.map_err(map_error)?;
+        Ok(true)
+    }
+
+    async fn search_comments(&self, search: CommentSearch) -> StoreResult<Vec<CommentHit>> {
+        crate::search::comments(&self.pool, search).await
+    }
+
+    async fn search_reviews(&self, search: ReviewSearch) -> StoreResult<Vec<ReviewHit>> {
+        crate::search::reviews(&self.pool, search).await
+    }
+
+    async fn reviews_without_search_text(
+        &self,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, String)>> {
+        let rows = sqlx::query(
+            "SELECT s.review_id, r.latest_version_id FROM review_search s \
+             JOIN reviews r ON r.id = s.review_id \
+             WHERE s.version_id IS NULL ORDER BY s.review_id LIMIT $1",
+        )
+        .bind(count_param(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        map_rows(rows, |row| Ok((row.try_get(0)?, row.try_get(1)?)))
+    }
+
+    async fn set_search_text(
+        &self,
+        review_id: &str,
+        version_id: &str,
+        text: String,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        // FOR KEY SHARE conflicts with `write_version`'s FOR UPDATE (and with deletion) but not
+        // with comment writes: a version written meanwhile either waits for this transaction or
+        // is seen here, so older text never overwrites newer.
+        let latest: Option<String> =
+            sqlx::query_scalar("SELECT latest_version_id FROM reviews WHERE id = $1 FOR KEY SHARE")
+                .bind(review_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(map_error)?;
+        if latest.as_deref() != Some(version_id) {
+            return Ok(());
+        }
+        sqlx::query(
+            "INSERT INTO review_search (review_id, title, body, version_id) \
+             SELECT id, title, $2, $3 FROM reviews WHERE id = $1 \
+             ON CONFLICT (review_id) DO UPDATE SET body = excluded.body, version_id = excluded.version_id",
+        )
+        .bind(review_id)
+        .bind(storable(text))
+        .bind(version_id)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        tx.commit().await.map_err(map_error)
     }
 
     async fn comment_thread(

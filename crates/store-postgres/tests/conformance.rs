@@ -10,9 +10,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use docreview_core::store::{Store, StoreError};
+use docreview_core::events::EventKind;
+use docreview_core::model::{AccessMode, CommentStatus, Membership, ProjectRole};
+use docreview_core::store::{
+    CommentHit, CommentSearch, MATCH_END, MATCH_START, ReviewHit, ReviewSearch, ReviewUpdate,
+    SNIPPET_ELLIPSIS, SearchQuery, SearchTerm, Store, StoreError, Visibility,
+};
 use docreview_store_conformance::StoreWithCleanup;
-use docreview_store_conformance::fixtures::{T0, comment, comments_write, head, review, user};
+use docreview_store_conformance::fixtures::{
+    T0, comment, comments_write, head, member, member_view, message, new_review, projects, review,
+    user, write_items,
+};
 use docreview_store_postgres::{PgOptions, PgStore};
 use sqlx::{Connection, Executor, PgConnection};
 
@@ -157,7 +165,7 @@ async fn nodes_starting_together_migrate_once() {
             .fetch_one(stores[0].pool())
             .await
             .expect("read schema_migrations");
-    assert_eq!((count, max), (1, Some(1)));
+    assert_eq!((count, max), (2, Some(2)));
     for store in &stores {
         store.ping().await.expect("ping");
     }
@@ -320,4 +328,462 @@ fn with_database_replaces_only_the_database() {
         with_database("postgres://localhost", "x"),
         "postgres://localhost/x"
     );
+}
+
+fn prefix_query(words: &[&str]) -> SearchQuery {
+    SearchQuery {
+        terms: words
+            .iter()
+            .map(|word| SearchTerm::Prefix((*word).to_string()))
+            .collect(),
+    }
+}
+
+fn comment_search(visibility: Visibility, query: SearchQuery) -> CommentSearch {
+    CommentSearch {
+        visibility,
+        query,
+        status: None,
+        category: None,
+        review_id: None,
+        offset: 0,
+        limit: 50,
+    }
+}
+
+async fn comment_hits(store: &Arc<dyn Store>, search: CommentSearch) -> Vec<CommentHit> {
+    store
+        .search_comments(search)
+        .await
+        .expect("search comments")
+}
+
+/// Words are runs of letters and digits on both sides: the index splits URLs, e-mail addresses
+/// and hyphenated words where the query parser does, and snippets mark the match inside them
+/// and show the text's punctuation unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_splits_words_at_punctuation() {
+    let Some(store) = fresh_store().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let alice = user(&store, "usr_alice").await;
+    review(&store, "rev", "usr_alice", T0).await;
+    let mut first = comment("rev", "c1", "usr_alice", T0 + 1);
+    first.body =
+        "See https://wiki.example.org/deploy-guide, or mail ops@example.com (v1.2) today.".into();
+    let mut second = comment("rev", "c2", "usr_alice", T0 + 2);
+    second.body = "Nothing to see here.".into();
+    write_items(&store, "rev", vec![first, second], vec![]).await;
+
+    let view = member_view(&alice);
+    for words in [&["deploy"][..], &["guide"], &["ops", "example"], &["v1"]] {
+        let hits = comment_hits(&store, comment_search(view.clone(), prefix_query(words))).await;
+        let ids: Vec<&str> = hits.iter().map(|hit| hit.comment_id.as_str()).collect();
+        assert_eq!(ids, ["c1"], "{words:?}");
+    }
+    let hits = comment_hits(
+        &store,
+        comment_search(view.clone(), prefix_query(&["deploy"])),
+    )
+    .await;
+    assert_eq!(
+        hits[0].snippet,
+        format!(
+            "See https://wiki.example.org/{MATCH_START}deploy{MATCH_END}-guide, or mail ops@example.com (v1.2) today"
+        )
+    );
+    let phrase = SearchQuery {
+        terms: vec![SearchTerm::Phrase(vec!["deploy".into(), "guide".into()])],
+    };
+    let hits = comment_hits(&store, comment_search(view.clone(), phrase)).await;
+    assert_eq!(hits.len(), 1);
+    // A phrase matches whole words only.
+    let phrase = SearchQuery {
+        terms: vec![SearchTerm::Phrase(vec!["deplo".into(), "guide".into()])],
+    };
+    assert!(
+        comment_hits(&store, comment_search(view, phrase))
+            .await
+            .is_empty()
+    );
+}
+
+/// Snippets of long texts are cut around the match, with `SNIPPET_ELLIPSIS` where text was left
+/// out; replies are found with their comment's status; deleted items, and replies of deleted
+/// comments, are not found; ranking puts more matches first, ties newest first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_comments_snippets_replies_and_order() {
+    let Some(store) = fresh_store().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let alice = user(&store, "usr_alice").await;
+    user(&store, "usr_bob").await;
+    review(&store, "rev", "usr_alice", T0).await;
+    let words: Vec<String> = (0..60).map(|i| format!("w{i}")).collect();
+    let mut long = comment("rev", "c_long", "usr_alice", T0 + 1);
+    long.body = format!(
+        "{} needle {}.",
+        words[..30].join(" "),
+        words[30..].join(" ")
+    );
+    let mut twice = comment("rev", "c_twice", "usr_alice", T0 + 2);
+    twice.body = "needle and needle".into();
+    let mut old = comment("rev", "c_old", "usr_alice", T0 + 3);
+    old.body = "one needle".into();
+    let mut new = comment("rev", "c_new", "usr_alice", T0 + 4);
+    new.body = "two needle".into();
+    let mut gone = comment("rev", "c_gone", "usr_alice", T0 + 5);
+    gone.body = "deleted needle".into();
+    let mut reply = message(&old, "m_reply", "usr_bob", T0 + 6);
+    reply.body = "a needle in reply".into();
+    let mut orphan = message(&gone, "m_orphan", "usr_bob", T0 + 7);
+    orphan.body = "needle under a deleted comment".into();
+    write_items(
+        &store,
+        "rev",
+        vec![long, twice, old.clone(), new, gone.clone()],
+        vec![reply, orphan],
+    )
+    .await;
+    gone.deleted_at = Some(T0 + 8);
+    old.status = CommentStatus::Closed;
+    write_items(&store, "rev", vec![gone, old], vec![]).await;
+
+    let view = member_view(&alice);
+    let hits = comment_hits(
+        &store,
+        comment_search(view.clone(), prefix_query(&["needle"])),
+    )
+    .await;
+    let ids: Vec<(&str, Option<&str>)> = hits
+        .iter()
+        .map(|hit| (hit.comment_id.as_str(), hit.message_id.as_deref()))
+        .collect();
+    assert_eq!(
+        ids[0],
+        ("c_twice", None),
+        "more matches rank first: {ids:?}"
+    );
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    let reply_hit = hits
+        .iter()
+        .find(|hit| hit.message_id.is_some())
+        .expect("the reply is found");
+    assert_eq!(
+        (reply_hit.comment_id.as_str(), reply_hit.author.id.as_str()),
+        ("c_old", "usr_bob")
+    );
+    assert_eq!(reply_hit.status, CommentStatus::Closed);
+    assert_eq!(reply_hit.created_at, T0 + 6);
+    let position = |id: &str| ids.iter().position(|(c, m)| *c == id && m.is_none());
+    assert!(
+        position("c_new") < position("c_old"),
+        "ties newest first: {ids:?}"
+    );
+
+    let long_hit = hits
+        .iter()
+        .find(|hit| hit.comment_id == "c_long")
+        .expect("long comment found");
+    let snippet = &long_hit.snippet;
+    assert!(
+        snippet.starts_with(SNIPPET_ELLIPSIS) && snippet.ends_with(SNIPPET_ELLIPSIS),
+        "{snippet}"
+    );
+    assert!(
+        snippet.contains(&format!("{MATCH_START}needle{MATCH_END}")),
+        "{snippet}"
+    );
+    let shown = snippet.split_whitespace().count();
+    assert!((16..=24).contains(&shown), "{shown} words: {snippet}");
+    let short = hits
+        .iter()
+        .find(|hit| hit.comment_id == "c_twice")
+        .expect("short comment found");
+    assert_eq!(
+        short.snippet,
+        format!("{MATCH_START}needle{MATCH_END} and {MATCH_START}needle{MATCH_END}")
+    );
+
+    // Filters apply to the comment, also for replies; pages follow the same order.
+    let mut closed = comment_search(view.clone(), prefix_query(&["needle"]));
+    closed.status = Some(CommentStatus::Closed);
+    let closed: Vec<Option<String>> = comment_hits(&store, closed)
+        .await
+        .into_iter()
+        .map(|hit| hit.message_id)
+        .collect();
+    assert_eq!(closed.len(), 2, "c_old and its reply");
+    let mut paged = Vec::new();
+    for offset in 0..5 {
+        let mut page = comment_search(view.clone(), prefix_query(&["needle"]));
+        page.offset = offset;
+        page.limit = 1;
+        let hit = comment_hits(&store, page).await;
+        assert_eq!(hit.len(), 1);
+        paged.push((hit[0].comment_id.clone(), hit[0].message_id.clone()));
+    }
+    let all: Vec<(String, Option<String>)> = hits
+        .into_iter()
+        .map(|hit| (hit.comment_id, hit.message_id))
+        .collect();
+    assert_eq!(paged, all);
+}
+
+/// Search sees what the list sees: owners, project members (external ones too), and internal
+/// members through link mode and sharing; `All` sees everything and carries the caller's
+/// project role.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_follows_visibility_and_projects() {
+    let Some(store) = fresh_store().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    user(&store, "usr_owner").await;
+    let internal = user(&store, "usr_internal").await;
+    let external = member(&store, "usr_external", Membership::External).await;
+    projects(&store, &["PRJ-1"]).await;
+    store
+        .change_project_roles(
+            "PRJ-1",
+            vec![("usr_external".into(), ProjectRole::Viewer)],
+            vec![],
+        )
+        .await
+        .expect("roles");
+    let mut restricted = new_review("restricted", "usr_owner", T0);
+    restricted.review.access_mode = AccessMode::Restricted;
+    restricted.review.title = "Zebra restricted".into();
+    store.create_review(restricted).await.expect("create");
+    let mut linked = new_review("linked", "usr_owner", T0 + 1);
+    linked.review.access_mode = AccessMode::Restricted;
+    linked.review.title = "Zebra linked".into();
+    linked.search_text = "The zebra crossing is in the linked document.".into();
+    store.create_review(linked).await.expect("create");
+    let mut open = new_review("open", "usr_owner", T0 + 2);
+    open.review.title = "Open zebra".into();
+    store.create_review(open).await.expect("create");
+    assert!(
+        store
+            .link_project("linked", None, Some("PRJ-1"), T0 + 3)
+            .await
+            .expect("link")
+    );
+
+    let docs = |visibility: Visibility| {
+        let store = Arc::clone(&store);
+        async move {
+            let hits = store
+                .search_reviews(ReviewSearch {
+                    visibility,
+                    query: prefix_query(&["zebra"]),
+                    offset: 0,
+                    limit: 50,
+                })
+                .await
+                .expect("search reviews");
+            hits.into_iter()
+                .map(|hit| (hit.summary.review.id.clone(), hit))
+                .collect::<Vec<_>>()
+        }
+    };
+    let ids = |hits: &[(String, ReviewHit)]| {
+        let mut ids: Vec<String> = hits.iter().map(|(id, _)| id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(&docs(member_view(&external)).await), ["linked"]);
+    assert_eq!(ids(&docs(member_view(&internal)).await), ["open"]);
+    let all = docs(Visibility::All {
+        user_id: "usr_external".into(),
+    })
+    .await;
+    assert_eq!(ids(&all), ["linked", "open", "restricted"]);
+    let (_, linked_hit) = all.iter().find(|(id, _)| id == "linked").expect("linked");
+    assert_eq!(linked_hit.summary.project_role, Some(ProjectRole::Viewer));
+    assert_eq!(
+        linked_hit.summary.project.as_ref().map(|p| p.code.as_str()),
+        Some("PRJ-1")
+    );
+    // The text's snippet when the text matches, else the title's.
+    assert_eq!(
+        linked_hit.snippet,
+        format!("The {MATCH_START}zebra{MATCH_END} crossing is in the linked document")
+    );
+    let (_, open_hit) = all.iter().find(|(id, _)| id == "open").expect("open");
+    assert_eq!(
+        open_hit.snippet,
+        format!("Open {MATCH_START}zebra{MATCH_END}")
+    );
+
+    let found = comment_hits(
+        &store,
+        comment_search(member_view(&external), prefix_query(&["body"])),
+    )
+    .await;
+    assert!(found.is_empty(), "no comments yet");
+}
+
+/// Migration 2 on a database holding version-1 data: comments are searchable at once, titles
+/// too, and documents wait for the backfill of their text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migration_2_covers_existing_rows() {
+    let Some((scratch, url)) = ScratchDatabase::create().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let mut conn = PgConnection::connect(&url).await.expect("connect");
+    conn.execute(include_str!("../migrations/0001_initial.sql"))
+        .await
+        .expect("schema version 1");
+    conn.execute(
+        "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL); \
+         INSERT INTO schema_migrations VALUES (1, 0); \
+         INSERT INTO users VALUES ('usr_a', 'a@example.com', 'A', 'local', 'internal', 'active', FALSE, NULL, 0); \
+         INSERT INTO reviews VALUES ('rev', 'Quarterly report', 'usr_a', 'link', '[]', FALSE, 1, 1, 1, 0, 0, 'rev_v1', NULL, NULL); \
+         INSERT INTO versions VALUES ('rev_v1', 'rev', 1, 'v1', 0, 'sha256:x', '[]', ''); \
+         INSERT INTO comments VALUES ('c1', 'rev', 'usr_a', 'note', 'open', 'Revenue figures look off', \
+           'rev_v1', '{\"versionId\":\"rev_v1\",\"sectionId\":null,\"quote\":null,\"position\":null,\"state\":\"exact\"}', \
+           NULL, 1, NULL, NULL);",
+    )
+    .await
+    .expect("version-1 data");
+    let _ = conn.close().await;
+
+    let store: Arc<dyn Store> = Arc::new(
+        PgStore::connect(&url, test_options())
+            .await
+            .expect("migrate"),
+    );
+    let view = Visibility::All {
+        user_id: "usr_a".into(),
+    };
+    let hits = comment_hits(
+        &store,
+        comment_search(view.clone(), prefix_query(&["revenue"])),
+    )
+    .await;
+    assert_eq!(hits.len(), 1);
+    let docs = |words: &'static [&'static str]| {
+        let store = Arc::clone(&store);
+        let view = view.clone();
+        async move {
+            store
+                .search_reviews(ReviewSearch {
+                    visibility: view,
+                    query: prefix_query(words),
+                    offset: 0,
+                    limit: 10,
+                })
+                .await
+                .expect("search reviews")
+                .len()
+        }
+    };
+    assert_eq!(docs(&["quarterly"]).await, 1, "titles are searchable");
+    assert_eq!(docs(&["ledger"]).await, 0);
+    assert_eq!(
+        store
+            .reviews_without_search_text(10)
+            .await
+            .expect("pending"),
+        [("rev".to_string(), "rev_v1".to_string())]
+    );
+    // A stale version is ignored; the latest one sets the text.
+    store
+        .set_search_text("rev", "rev_v0", "ledger".into())
+        .await
+        .expect("stale");
+    assert_eq!(docs(&["ledger"]).await, 0);
+    store
+        .set_search_text("rev", "rev_v1", "ledger lines".into())
+        .await
+        .expect("set");
+    assert_eq!(docs(&["ledger"]).await, 1);
+    assert!(
+        store
+            .reviews_without_search_text(10)
+            .await
+            .expect("pending")
+            .is_empty()
+    );
+    store
+        .set_search_text("gone", "gone_v1", "x".into())
+        .await
+        .expect("a gone document is not an error");
+    drop(store);
+    drop(scratch);
+}
+
+/// `update_review`, `link_project` and `delete_review` announce `review` events through
+/// NOTIFY, the last one with the state just before deletion, one change later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn document_changes_are_announced() {
+    let Some(store) = fresh_store().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let mut events = store.subscribe();
+    user(&store, "usr_alice").await;
+    review(&store, "rev", "usr_alice", T0).await;
+    projects(&store, &["PRJ-1"]).await;
+    // The listener connects in the background: write until its first event arrives.
+    let mut seq = head(&store, "rev").await.review.change_seq;
+    let first = loop {
+        store
+            .update_review(ReviewUpdate {
+                review_id: "rev".into(),
+                at: T0 + 1,
+                title: Some("Renamed".into()),
+                ..ReviewUpdate::default()
+            })
+            .await
+            .expect("update");
+        seq += 1;
+        if let Ok(Ok(event)) = tokio::time::timeout(Duration::from_millis(200), events.recv()).await
+        {
+            break event;
+        }
+    };
+    assert_eq!(
+        (first.kind, first.review_id.as_str()),
+        (EventKind::Review, "rev")
+    );
+    // Drain anything from earlier attempts.
+    while events.try_recv().is_ok() {}
+    let _ = tokio::time::timeout(Duration::from_millis(300), async {
+        while events.recv().await.is_ok() {}
+    })
+    .await;
+    assert!(
+        store
+            .link_project("rev", None, Some("PRJ-1"), T0 + 2)
+            .await
+            .expect("link")
+    );
+    seq += 1;
+    let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .expect("link event")
+        .expect("event");
+    assert_eq!((event.kind, event.change_seq), (EventKind::Review, seq));
+    assert!(
+        !store
+            .link_project("rev", None, None, T0 + 3)
+            .await
+            .expect("stale link")
+    );
+    store.delete_review("rev").await.expect("delete");
+    let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .expect("delete event")
+        .expect("event");
+    assert_eq!((event.kind, event.change_seq), (EventKind::Review, seq + 1));
+    assert!(store.review_head("rev").await.expect("head").is_none());
+    assert!(matches!(
+        store.delete_review("rev").await,
+        Err(StoreError::NotFound)
+    ));
 }
