@@ -1,5 +1,6 @@
 //! Rules that depend on time, driven through the service with an injected clock over a real
-//! SQLite store: the 10-minute undo window and the 24-hour run timeout.
+//! SQLite store: the 10-minute undo window, the 24-hour run timeout, the 10-minute command-line
+//! login code and the 14-day browser session.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -13,6 +14,8 @@ use docreview_core::service::{CreateReview, NewComment, NewUser, Settings, Start
 use docreview_store_sqlite::SqliteStore;
 
 const MINUTE: i64 = 60 * 1000;
+const DAY: i64 = 24 * 60 * MINUTE;
+const PASSWORD: &str = "a long enough password";
 const START: i64 = 1_795_000_000_000;
 
 /// A clock the test moves by hand.
@@ -53,7 +56,9 @@ impl World {
                 display_name: "Ada".into(),
                 admin: false,
                 external: false,
-                password_hash: None,
+                password_hash: Some(
+                    docreview_core::identity::hash_password(PASSWORD).expect("hash"),
+                ),
             })
             .await
             .expect("user");
@@ -211,4 +216,79 @@ async fn runs_left_running_for_a_day_fail_and_their_comments_go() {
             .expect("sweep again"),
         0
     );
+}
+
+/// A PKCE verifier and its S256 challenge.
+fn pkce() -> (String, String) {
+    use base64::Engine;
+    use sha2::Digest;
+    let verifier = "a-verifier-of-sufficient-length-for-rfc-7636-pkce".to_string();
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()));
+    (verifier, challenge)
+}
+
+#[tokio::test]
+async fn sessions_last_fourteen_days_and_login_codes_ten_minutes() {
+    use docreview_core::Error;
+    use docreview_core::service::{CliLoginRequest, CodeExchange};
+
+    let world = World::new().await;
+    let signed_in = world
+        .service
+        .sign_in("ada@example.com", PASSWORD, "127.0.0.1")
+        .await
+        .expect("sign in");
+    let cookie = signed_in.cookie_value.expose().to_string();
+    let session = world
+        .service
+        .authenticate_session(&cookie)
+        .await
+        .expect("session");
+
+    let approve = async |world: &World| {
+        let (verifier, challenge) = pkce();
+        let code = world
+            .service
+            .approve_cli_login(
+                &session,
+                CliLoginRequest {
+                    challenge,
+                    token_name: "laptop".into(),
+                    scopes: vec![],
+                },
+            )
+            .await
+            .expect("approve");
+        CodeExchange {
+            code: code.expose().to_string(),
+            verifier,
+        }
+    };
+    let in_time = approve(&world).await;
+    world.advance(10 * MINUTE - 1);
+    let token = world
+        .service
+        .exchange_cli_code(in_time, "127.0.0.1")
+        .await
+        .expect("a code is good for ten minutes");
+    assert_eq!(token.scopes, vec![Scope::Comments]);
+    let late = approve(&world).await;
+    world.advance(10 * MINUTE);
+    assert!(matches!(
+        world.service.exchange_cli_code(late, "127.0.0.1").await,
+        Err(Error::InvalidRequest(_))
+    ));
+
+    world.advance(14 * DAY - 20 * MINUTE);
+    world
+        .service
+        .authenticate_session(&cookie)
+        .await
+        .expect("still signed in just before fourteen days");
+    world.advance(MINUTE);
+    assert!(matches!(
+        world.service.authenticate_session(&cookie).await,
+        Err(Error::Unauthorized)
+    ));
 }

@@ -322,6 +322,90 @@ impl Server {
             .expect("run docreview admin")
     }
 
+    /// Runs `docreview admin …` with `input` on standard input.
+    pub fn admin_with_input(&self, args: &[&str], input: &str) -> std::process::Output {
+        use std::io::Write;
+        let mut child = self
+            .command()
+            .arg("admin")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run docreview admin");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        child.wait_with_output().expect("wait for docreview admin")
+    }
+
+    /// Creates a user who can sign in with `password`; returns their id.
+    pub fn create_user_with_password(
+        &self,
+        email: &str,
+        name: &str,
+        flags: &[&str],
+        password: &str,
+    ) -> String {
+        let mut args = vec!["create-user", "--email", email, "--name", name, "--password-stdin"];
+        args.extend_from_slice(flags);
+        let output = self.admin_with_input(&args, &format!("{password}\n"));
+        assert!(
+            output.status.success(),
+            "create-user failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf8").trim().to_string()
+    }
+
+    /// Loads a project snapshot through `docreview admin import-projects -`; returns stdout.
+    pub fn import_projects(&self, snapshot: &Value) -> String {
+        let output = self.admin_with_input(&["import-projects", "-"], &snapshot.to_string());
+        assert!(
+            output.status.success(),
+            "import-projects failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf8").trim().to_string()
+    }
+
+    /// Signs in through the login form; returns a client carrying the session cookie (and this
+    /// site's `Origin`, as a browser on one of its pages would send).
+    pub async fn sign_in(&self, email: &str, password: &str) -> Client {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        let response = http
+            .post(format!("{}/login", self.base))
+            .header("origin", &self.base)
+            .form(&[("email", email), ("password", password), ("next", "/")])
+            .send()
+            .await
+            .expect("sign in");
+        assert_eq!(response.status().as_u16(), 303, "sign-in should redirect");
+        let cookie = response
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.starts_with("docreview_session="))
+            .and_then(|v| v.split(';').next())
+            .expect("a session cookie")
+            .to_string();
+        Client {
+            http: reqwest::Client::new(),
+            base: self.base.clone(),
+            token: None,
+            cookie: Some(cookie),
+            origin: Some(self.base.clone()),
+        }
+    }
+
     /// Creates a user and returns their id. `flags` may hold `--admin`, `--external`.
     pub fn create_user(&self, email: &str, name: &str, flags: &[&str]) -> String {
         let mut args = vec!["create-user", "--email", email, "--name", name];
@@ -367,6 +451,8 @@ impl Server {
             http: reqwest::Client::new(),
             base: self.base.clone(),
             token: token.map(str::to_string),
+            cookie: None,
+            origin: None,
         }
     }
 
@@ -394,6 +480,10 @@ pub struct Client {
     http: reqwest::Client,
     pub base: String,
     pub token: Option<String>,
+    /// `docreview_session=…`, for a signed-in browser.
+    pub cookie: Option<String>,
+    /// The `Origin` header to send (a browser sends its page's origin on writes).
+    pub origin: Option<String>,
 }
 
 /// A response, read whole.
@@ -456,12 +546,26 @@ impl Client {
         }
     }
 
-    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let builder = self.http.request(method, format!("{}{path}", self.base));
-        match &self.token {
-            Some(token) => builder.bearer_auth(token),
-            None => builder,
+    /// The same session without its `Origin` header (as a cross-site script or a tool would).
+    pub fn without_origin(&self) -> Client {
+        Client {
+            origin: None,
+            ..self.clone()
         }
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let mut builder = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(token) = &self.token {
+            builder = builder.bearer_auth(token);
+        }
+        if let Some(cookie) = &self.cookie {
+            builder = builder.header("cookie", cookie);
+        }
+        if let Some(origin) = &self.origin {
+            builder = builder.header("origin", origin);
+        }
+        builder
     }
 
     pub async fn send(&self, builder: reqwest::RequestBuilder) -> Reply {
@@ -500,6 +604,17 @@ impl Client {
 
     pub async fn patch(&self, path: &str, body: &Value) -> Reply {
         self.send(self.request(reqwest::Method::PATCH, path).json(body))
+            .await
+    }
+
+    pub async fn put(&self, path: &str, body: &Value) -> Reply {
+        self.send(self.request(reqwest::Method::PUT, path).json(body))
+            .await
+    }
+
+    /// `DELETE` with a JSON body.
+    pub async fn delete_json(&self, path: &str, body: &Value) -> Reply {
+        self.send(self.request(reqwest::Method::DELETE, path).json(body))
             .await
     }
 

@@ -1,0 +1,365 @@
+//! The caller's own account, personal tokens, browser sign-in and the command-line login.
+
+mod support;
+
+use base64::Engine;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use support::{Client, Server, rfc3339_ms};
+
+const PASSWORD: &str = "a long enough password";
+
+#[tokio::test]
+async fn me_shows_the_user_and_the_token_in_use() {
+    let server = Server::start();
+    let ada = server.user("Ada@Example.com", "Ada Lovelace", &[], "docs,comments");
+    let reply = ada.get("/api/me").await;
+    let body = reply.expect(200);
+    assert_eq!(body["user"]["email"], "ada@example.com");
+    assert_eq!(body["user"]["displayName"], "Ada Lovelace");
+    assert_eq!(body["user"]["provider"], "local");
+    assert_eq!(body["user"]["membership"], "internal");
+    assert!(body["user"]["id"].as_str().is_some_and(|id| id.starts_with("usr_")));
+    assert!(body["token"]["id"].as_str().is_some_and(|id| id.starts_with("tok_")));
+    assert_eq!(body["token"]["scopes"], json!(["docs", "comments"]));
+    let expires = body["token"]["expiresAt"].as_str().expect("expiresAt");
+    assert_eq!(reply.header("x-cr-token-expires-at"), Some(expires));
+    let ninety_days = 90 * 24 * 3600 * 1000;
+    assert!((rfc3339_ms(expires) - support::now_ms() - ninety_days).abs() < 60_000);
+}
+
+#[tokio::test]
+async fn tokens_are_listed_without_values_and_revoked_at_once() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let first = server.issue_token("ada@example.com", "docs");
+    let second = server.issue_token("ada@example.com", "");
+    let ada = server.client(Some(&first));
+    let list = ada.get("/api/me/tokens").await;
+    let tokens = list.expect(200)["tokens"].as_array().expect("tokens").clone();
+    assert_eq!(tokens.len(), 2);
+    assert!(!list.text.contains("drp_"), "a token value leaked: {}", list.text);
+    for token in &tokens {
+        for field in ["id", "name", "scopes", "createdAt", "expiresAt", "lastUsedAt"] {
+            assert!(token.get(field).is_some(), "{field} missing in {token}");
+        }
+    }
+    // Newest first; the default scope is `comments` only.
+    assert_eq!(tokens[0]["scopes"], json!(["comments"]));
+    assert_eq!(tokens[1]["scopes"], json!(["docs"]));
+    assert!(tokens[1]["lastUsedAt"].is_string(), "the listing used the first token");
+
+    let second_id = tokens[0]["id"].as_str().expect("id").to_string();
+    let holder = server.client(Some(&second));
+    holder.get("/api/me").await.expect(200);
+    let revoked = ada.delete(&format!("/api/me/tokens/{second_id}")).await;
+    assert_eq!(revoked.expect(200)["token"]["id"], second_id);
+    assert!(revoked.json["token"]["revokedAt"].is_string());
+    holder.get("/api/me").await.expect_error(401, "unauthorized");
+    let left = ada.get("/api/me/tokens").await;
+    assert_eq!(left.expect(200)["tokens"].as_array().map(Vec::len), Some(1));
+    ada.delete(&format!("/api/me/tokens/{second_id}"))
+        .await
+        .expect_error(404, "not_found");
+
+    // Someone else's token id is not yours to revoke.
+    let grace = server.user("grace@example.com", "Grace", &[], "");
+    let graces = grace.get("/api/me").await.expect(200)["token"]["id"].clone();
+    ada.delete(&format!("/api/me/tokens/{}", graces.as_str().expect("id")))
+        .await
+        .expect_error(404, "not_found");
+    grace.get("/api/me").await.expect(200);
+}
+
+#[tokio::test]
+async fn tokens_list_pages_with_a_cursor() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let mut values = Vec::new();
+    for _ in 0..3 {
+        values.push(server.issue_token("ada@example.com", "comments"));
+    }
+    let ada = server.client(Some(&values[0]));
+    let first = ada.get("/api/me/tokens?limit=2").await;
+    let next = first.expect(200)["nextCursor"].as_str().expect("a next page").to_string();
+    assert_eq!(first.json["tokens"].as_array().map(Vec::len), Some(2));
+    let second = ada.get(&format!("/api/me/tokens?limit=2&cursor={next}")).await;
+    assert_eq!(second.expect(200)["tokens"].as_array().map(Vec::len), Some(1));
+    assert!(second.json["nextCursor"].is_null());
+    ada.get("/api/me/tokens?limit=0").await.expect_error(400, "invalid_request");
+    ada.get("/api/me/tokens?cursor=bogus!").await.expect_error(400, "invalid_request");
+}
+
+#[tokio::test]
+async fn expired_tokens_are_refused() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let output = server.admin(&["issue-token", "--email", "ada@example.com", "--expires-in-days", "0"]);
+    assert!(output.status.success());
+    let token = String::from_utf8(output.stdout).expect("utf8");
+    let expired = server.client(Some(token.trim()));
+    expired.get("/api/me").await.expect_error(401, "unauthorized");
+    expired.get("/api/reviews").await.expect_error(401, "unauthorized");
+}
+
+#[tokio::test]
+async fn browser_sign_in_gives_a_revocable_http_only_session() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let login = |password: &'static str| {
+        raw.post(format!("{}/login", server.base))
+            .header("origin", &server.base)
+            .form(&[("email", "ada@example.com"), ("password", password), ("next", "/cli-login?x=1")])
+            .send()
+    };
+    let refused = login("wrong password").await.expect("post");
+    assert_eq!(refused.status().as_u16(), 401);
+    assert!(refused.headers().get("set-cookie").is_none());
+    let accepted = login(PASSWORD).await.expect("post");
+    assert_eq!(accepted.status().as_u16(), 303);
+    assert_eq!(accepted.headers()["location"], "/cli-login?x=1");
+    let cookie = accepted.headers()["set-cookie"].to_str().expect("ascii").to_string();
+    assert!(cookie.starts_with("docreview_session=drs_"));
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+        assert!(cookie.contains(attribute), "{attribute} missing: {cookie}");
+    }
+
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let me = session.get("/api/me").await;
+    assert_eq!(me.expect(200)["user"]["email"], "ada@example.com");
+    assert!(me.json.get("token").is_none(), "no token is in use");
+    assert!(me.header("x-cr-token-expires-at").is_none());
+
+    // Signing out ends that session at once.
+    let logout = raw
+        .post(format!("{}/logout", server.base))
+        .header("origin", &server.base)
+        .header("cookie", session.cookie.as_deref().expect("cookie"))
+        .send()
+        .await
+        .expect("logout");
+    assert_eq!(logout.status().as_u16(), 303);
+    session.get("/api/me").await.expect_error(401, "unauthorized");
+}
+
+#[tokio::test]
+async fn a_sign_in_posted_from_another_site_is_refused() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let response = reqwest::Client::new()
+        .post(format!("{}/login", server.base))
+        .header("origin", "https://evil.example")
+        .form(&[("email", "ada@example.com"), ("password", PASSWORD)])
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(response.status().as_u16(), 403);
+    assert!(response.headers().get("set-cookie").is_none());
+}
+
+#[tokio::test]
+async fn cookie_writes_need_a_same_origin_request_or_the_csrf_token() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
+    let review = owner.create_review("Plan", "<p>Ship it on Monday.</p>").await;
+    let id = review["reviewId"].as_str().expect("id");
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let path = format!("/api/reviews/{id}/comments");
+    let body = json!({ "body": "From the browser" });
+
+    session.post(&path, &body).await.expect(201);
+    session.without_origin().post(&path, &body).await.expect_error(403, "forbidden");
+    let cross_site = Client {
+        origin: Some("https://evil.example".into()),
+        ..session.clone()
+    };
+    cross_site.post(&path, &body).await.expect_error(403, "forbidden");
+    // Reads need no such proof.
+    cross_site.get(&format!("/api/reviews/{id}")).await.expect(200);
+    // A script on our own pages may send the token instead of relying on Origin.
+    let csrf = csrf_token_of(&server, &session).await;
+    let with_token = session
+        .without_origin()
+        .send(session.without_origin().raw("POST", &path).header("x-csrf-token", csrf).json(&body))
+        .await;
+    with_token.expect(201);
+}
+
+#[tokio::test]
+async fn a_bearer_token_wins_over_a_cookie() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let grace_token = {
+        server.create_user("grace@example.com", "Grace", &[]);
+        server.issue_token("grace@example.com", "")
+    };
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let both = Client {
+        token: Some(grace_token),
+        ..session.clone()
+    };
+    assert_eq!(both.get("/api/me").await.expect(200)["user"]["email"], "grace@example.com");
+    // A bad Bearer token is 401 even next to a good cookie.
+    let bad = Client {
+        token: Some("drp_bogus".into()),
+        ..session
+    };
+    bad.get("/api/me").await.expect_error(401, "unauthorized");
+}
+
+/// A PKCE verifier and its S256 challenge.
+fn pkce() -> (String, String) {
+    let verifier = format!("verifier-{}-{}", std::process::id(), support::now_ms()).repeat(2);
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    (verifier, challenge)
+}
+
+/// The value of the hidden `name` input on an HTML page.
+fn hidden_input(page: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = page.find(&marker).map(|at| at + marker.len()).expect("the input");
+    page[start..].split('"').next().expect("value").to_string()
+}
+
+/// The session's CSRF token, as the approval page embeds it.
+async fn csrf_token_of(server: &Server, session: &Client) -> String {
+    let (_, challenge) = pkce();
+    let page = session.get(&format!("/cli-login?challenge={challenge}&name=x")).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let _ = server;
+    hidden_input(&page.text, "csrf")
+}
+
+/// Approves a command-line login in the browser; returns the code the page shows.
+async fn approve(session: &Client, challenge: &str, name: &str, scopes: &str) -> String {
+    let page = session
+        .get(&format!("/cli-login?challenge={challenge}&name={name}&scopes={scopes}"))
+        .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains(name), "the page names the client");
+    let csrf = hidden_input(&page.text, "csrf");
+    let approved = session
+        .send(session.raw("POST", "/cli-login").form(&[
+            ("challenge", challenge),
+            ("name", name),
+            ("scopes", scopes),
+            ("csrf", csrf.as_str()),
+        ]))
+        .await;
+    assert_eq!(approved.status, 200, "{}", approved.text);
+    let start = approved.text.find("<p class=\"code\">").expect("a code") + "<p class=\"code\">".len();
+    approved.text[start..].split('<').next().expect("code").to_string()
+}
+
+#[tokio::test]
+async fn command_line_login_exchanges_a_one_time_code_for_a_token() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let (verifier, challenge) = pkce();
+
+    // Not signed in: the page sends the browser to sign in first, and back.
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let bounce = raw
+        .get(format!("{}/cli-login?challenge={challenge}&name=laptop", server.base))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(bounce.status().as_u16(), 303);
+    let location = bounce.headers()["location"].to_str().expect("ascii").to_string();
+    assert!(location.starts_with("/login?next=%2Fcli-login%3Fchallenge%3D"), "{location}");
+
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let code = approve(&session, &challenge, "laptop", "docs,comments").await;
+    assert_eq!(code.len(), 11, "XXXXX-XXXXX: {code}");
+
+    let anonymous = server.client(None);
+    // The wrong verifier is refused and does not use the code up.
+    anonymous
+        .post("/api/auth/cli/token", &json!({ "code": code, "verifier": "x".repeat(43) }))
+        .await
+        .expect_error(400, "invalid_request");
+    let exchanged = anonymous
+        .post("/api/auth/cli/token", &json!({ "code": code.to_lowercase(), "verifier": verifier }))
+        .await;
+    let body = exchanged.expect(200).clone();
+    assert_eq!(body["scopes"], json!(["docs", "comments"]));
+    assert!(body["tokenId"].as_str().is_some_and(|id| id.starts_with("tok_")));
+    assert!(body["expiresAt"].is_string());
+    let token = body["token"].as_str().expect("token");
+    assert!(token.starts_with("drp_"));
+
+    let cli = server.client(Some(token));
+    let me = cli.get("/api/me").await;
+    assert_eq!(me.expect(200)["user"]["email"], "ada@example.com");
+    assert_eq!(me.json["token"]["id"], body["tokenId"]);
+    let listed = cli.get("/api/me/tokens").await;
+    assert_eq!(listed.expect(200)["tokens"][0]["name"], "laptop");
+
+    // Single use.
+    anonymous
+        .post("/api/auth/cli/token", &json!({ "code": code, "verifier": verifier }))
+        .await
+        .expect_error(400, "invalid_request");
+}
+
+#[tokio::test]
+async fn approval_needs_the_pages_csrf_token_and_a_valid_challenge() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let (_, challenge) = pkce();
+    let forged = session
+        .send(session.raw("POST", "/cli-login").form(&[
+            ("challenge", challenge.as_str()),
+            ("name", "evil"),
+            ("csrf", "guess"),
+        ]))
+        .await;
+    assert_eq!(forged.status, 403);
+    assert!(!forged.text.contains("class=\"code\""));
+    let bad = session.get("/cli-login?challenge=short&name=x").await;
+    assert_eq!(bad.status, 400);
+    let scopes = session
+        .get(&format!("/cli-login?challenge={challenge}&name=x&scopes=root"))
+        .await;
+    assert_eq!(scopes.status, 400);
+}
+
+#[tokio::test]
+async fn failed_code_exchanges_are_rate_limited_per_address() {
+    let server = Server::start();
+    let anonymous = server.client(None);
+    let attempt = json!({ "code": "AAAAA-BBBBB", "verifier": "v".repeat(43) });
+    for _ in 0..10 {
+        anonymous
+            .post("/api/auth/cli/token", &attempt)
+            .await
+            .expect_error(400, "invalid_request");
+    }
+    let limited = anonymous.post("/api/auth/cli/token", &attempt).await;
+    limited.expect_error(429, "rate_limited");
+    let retry: u64 = limited.header("retry-after").expect("Retry-After").parse().expect("seconds");
+    assert!((1..=60).contains(&retry));
+}
+
+#[tokio::test]
+async fn code_exchange_rejects_malformed_bodies() {
+    let server = Server::start();
+    let anonymous = server.client(None);
+    anonymous
+        .post("/api/auth/cli/token", &json!({ "code": "x" }))
+        .await
+        .expect_error(400, "invalid_request");
+    let text = anonymous
+        .send(anonymous.raw("POST", "/api/auth/cli/token").body("code=x"))
+        .await;
+    text.expect_error(415, "unsupported_media_type");
+}
