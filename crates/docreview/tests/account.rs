@@ -19,8 +19,16 @@ async fn me_shows_the_user_and_the_token_in_use() {
     assert_eq!(body["user"]["displayName"], "Ada Lovelace");
     assert_eq!(body["user"]["provider"], "local");
     assert_eq!(body["user"]["membership"], "internal");
-    assert!(body["user"]["id"].as_str().is_some_and(|id| id.starts_with("usr_")));
-    assert!(body["token"]["id"].as_str().is_some_and(|id| id.starts_with("tok_")));
+    assert!(
+        body["user"]["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("usr_"))
+    );
+    assert!(
+        body["token"]["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("tok_"))
+    );
     assert_eq!(body["token"]["scopes"], json!(["docs", "comments"]));
     let expires = body["token"]["expiresAt"].as_str().expect("expiresAt");
     assert_eq!(reply.header("x-cr-token-expires-at"), Some(expires));
@@ -36,18 +44,35 @@ async fn tokens_are_listed_without_values_and_revoked_at_once() {
     let second = server.issue_token("ada@example.com", "");
     let ada = server.client(Some(&first));
     let list = ada.get("/api/me/tokens").await;
-    let tokens = list.expect(200)["tokens"].as_array().expect("tokens").clone();
+    let tokens = list.expect(200)["tokens"]
+        .as_array()
+        .expect("tokens")
+        .clone();
     assert_eq!(tokens.len(), 2);
-    assert!(!list.text.contains("drp_"), "a token value leaked: {}", list.text);
+    assert!(
+        !list.text.contains("drp_"),
+        "a token value leaked: {}",
+        list.text
+    );
     for token in &tokens {
-        for field in ["id", "name", "scopes", "createdAt", "expiresAt", "lastUsedAt"] {
+        for field in [
+            "id",
+            "name",
+            "scopes",
+            "createdAt",
+            "expiresAt",
+            "lastUsedAt",
+        ] {
             assert!(token.get(field).is_some(), "{field} missing in {token}");
         }
     }
     // Newest first; the default scope is `comments` only.
     assert_eq!(tokens[0]["scopes"], json!(["comments"]));
     assert_eq!(tokens[1]["scopes"], json!(["docs"]));
-    assert!(tokens[1]["lastUsedAt"].is_string(), "the listing used the first token");
+    assert!(
+        tokens[1]["lastUsedAt"].is_string(),
+        "the listing used the first token"
+    );
 
     let second_id = tokens[0]["id"].as_str().expect("id").to_string();
     let holder = server.client(Some(&second));
@@ -55,7 +80,10 @@ async fn tokens_are_listed_without_values_and_revoked_at_once() {
     let revoked = ada.delete(&format!("/api/me/tokens/{second_id}")).await;
     assert_eq!(revoked.expect(200)["token"]["id"], second_id);
     assert!(revoked.json["token"]["revokedAt"].is_string());
-    holder.get("/api/me").await.expect_error(401, "unauthorized");
+    holder
+        .get("/api/me")
+        .await
+        .expect_error(401, "unauthorized");
     let left = ada.get("/api/me/tokens").await;
     assert_eq!(left.expect(200)["tokens"].as_array().map(Vec::len), Some(1));
     ada.delete(&format!("/api/me/tokens/{second_id}"))
@@ -81,25 +109,49 @@ async fn tokens_list_pages_with_a_cursor() {
     }
     let ada = server.client(Some(&values[0]));
     let first = ada.get("/api/me/tokens?limit=2").await;
-    let next = first.expect(200)["nextCursor"].as_str().expect("a next page").to_string();
+    let next = first.expect(200)["nextCursor"]
+        .as_str()
+        .expect("a next page")
+        .to_string();
     assert_eq!(first.json["tokens"].as_array().map(Vec::len), Some(2));
-    let second = ada.get(&format!("/api/me/tokens?limit=2&cursor={next}")).await;
-    assert_eq!(second.expect(200)["tokens"].as_array().map(Vec::len), Some(1));
+    let second = ada
+        .get(&format!("/api/me/tokens?limit=2&cursor={next}"))
+        .await;
+    assert_eq!(
+        second.expect(200)["tokens"].as_array().map(Vec::len),
+        Some(1)
+    );
     assert!(second.json["nextCursor"].is_null());
-    ada.get("/api/me/tokens?limit=0").await.expect_error(400, "invalid_request");
-    ada.get("/api/me/tokens?cursor=bogus!").await.expect_error(400, "invalid_request");
+    ada.get("/api/me/tokens?limit=0")
+        .await
+        .expect_error(400, "invalid_request");
+    ada.get("/api/me/tokens?cursor=bogus!")
+        .await
+        .expect_error(400, "invalid_request");
 }
 
 #[tokio::test]
 async fn expired_tokens_are_refused() {
     let server = Server::start();
     server.create_user("ada@example.com", "Ada", &[]);
-    let output = server.admin(&["issue-token", "--email", "ada@example.com", "--expires-in-days", "0"]);
+    let output = server.admin(&[
+        "issue-token",
+        "--email",
+        "ada@example.com",
+        "--expires-in-days",
+        "0",
+    ]);
     assert!(output.status.success());
     let token = String::from_utf8(output.stdout).expect("utf8");
     let expired = server.client(Some(token.trim()));
-    expired.get("/api/me").await.expect_error(401, "unauthorized");
-    expired.get("/api/reviews").await.expect_error(401, "unauthorized");
+    expired
+        .get("/api/me")
+        .await
+        .expect_error(401, "unauthorized");
+    expired
+        .get("/api/reviews")
+        .await
+        .expect_error(401, "unauthorized");
 }
 
 #[tokio::test]
@@ -113,7 +165,11 @@ async fn browser_sign_in_gives_a_revocable_http_only_session() {
     let login = |password: &'static str| {
         raw.post(format!("{}/login", server.base))
             .header("origin", &server.base)
-            .form(&[("email", "ada@example.com"), ("password", password), ("next", "/cli-login?x=1")])
+            .form(&[
+                ("email", "ada@example.com"),
+                ("password", password),
+                ("next", "/cli-login?x=1"),
+            ])
             .send()
     };
     let refused = login("wrong password").await.expect("post");
@@ -122,7 +178,10 @@ async fn browser_sign_in_gives_a_revocable_http_only_session() {
     let accepted = login(PASSWORD).await.expect("post");
     assert_eq!(accepted.status().as_u16(), 303);
     assert_eq!(accepted.headers()["location"], "/cli-login?x=1");
-    let cookie = accepted.headers()["set-cookie"].to_str().expect("ascii").to_string();
+    let cookie = accepted.headers()["set-cookie"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
     assert!(cookie.starts_with("docreview_session=drs_"));
     for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
         assert!(cookie.contains(attribute), "{attribute} missing: {cookie}");
@@ -143,7 +202,10 @@ async fn browser_sign_in_gives_a_revocable_http_only_session() {
         .await
         .expect("logout");
     assert_eq!(logout.status().as_u16(), 303);
-    session.get("/api/me").await.expect_error(401, "unauthorized");
+    session
+        .get("/api/me")
+        .await
+        .expect_error(401, "unauthorized");
 }
 
 #[tokio::test]
@@ -166,26 +228,41 @@ async fn cookie_writes_need_a_same_origin_request_or_the_csrf_token() {
     let server = Server::start();
     server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
     let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
-    let review = owner.create_review("Plan", "<p>Ship it on Monday.</p>").await;
+    let review = owner
+        .create_review("Plan", "<p>Ship it on Monday.</p>")
+        .await;
     let id = review["reviewId"].as_str().expect("id");
     let session = server.sign_in("ada@example.com", PASSWORD).await;
     let path = format!("/api/reviews/{id}/comments");
     let body = json!({ "body": "From the browser" });
 
     session.post(&path, &body).await.expect(201);
-    session.without_origin().post(&path, &body).await.expect_error(403, "forbidden");
-    let cross_site = Client {
-        origin: Some("https://evil.example".into()),
-        ..session.clone()
-    };
-    cross_site.post(&path, &body).await.expect_error(403, "forbidden");
+    session
+        .without_origin()
+        .post(&path, &body)
+        .await
+        .expect_error(403, "forbidden");
+    let cross_site = session.with_origin(Some("https://evil.example"));
+    cross_site
+        .post(&path, &body)
+        .await
+        .expect_error(403, "forbidden");
     // Reads need no such proof.
-    cross_site.get(&format!("/api/reviews/{id}")).await.expect(200);
+    cross_site
+        .get(&format!("/api/reviews/{id}"))
+        .await
+        .expect(200);
     // A script on our own pages may send the token instead of relying on Origin.
     let csrf = csrf_token_of(&server, &session).await;
     let with_token = session
         .without_origin()
-        .send(session.without_origin().raw("POST", &path).header("x-csrf-token", csrf).json(&body))
+        .send(
+            session
+                .without_origin()
+                .raw("POST", &path)
+                .header("x-csrf-token", csrf)
+                .json(&body),
+        )
         .await;
     with_token.expect(201);
 }
@@ -199,37 +276,40 @@ async fn a_bearer_token_wins_over_a_cookie() {
         server.issue_token("grace@example.com", "")
     };
     let session = server.sign_in("ada@example.com", PASSWORD).await;
-    let both = Client {
-        token: Some(grace_token),
-        ..session.clone()
-    };
-    assert_eq!(both.get("/api/me").await.expect(200)["user"]["email"], "grace@example.com");
+    let both = session.with_token(Some(&grace_token));
+    assert_eq!(
+        both.get("/api/me").await.expect(200)["user"]["email"],
+        "grace@example.com"
+    );
     // A bad Bearer token is 401 even next to a good cookie.
-    let bad = Client {
-        token: Some("drp_bogus".into()),
-        ..session
-    };
+    let bad = session.with_token(Some("drp_bogus"));
     bad.get("/api/me").await.expect_error(401, "unauthorized");
 }
 
 /// A PKCE verifier and its S256 challenge.
 fn pkce() -> (String, String) {
     let verifier = format!("verifier-{}-{}", std::process::id(), support::now_ms()).repeat(2);
-    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(Sha256::digest(verifier.as_bytes()));
     (verifier, challenge)
 }
 
 /// The value of the hidden `name` input on an HTML page.
 fn hidden_input(page: &str, name: &str) -> String {
     let marker = format!("name=\"{name}\" value=\"");
-    let start = page.find(&marker).map(|at| at + marker.len()).expect("the input");
+    let start = page
+        .find(&marker)
+        .map(|at| at + marker.len())
+        .expect("the input");
     page[start..].split('"').next().expect("value").to_string()
 }
 
 /// The session's CSRF token, as the approval page embeds it.
 async fn csrf_token_of(server: &Server, session: &Client) -> String {
     let (_, challenge) = pkce();
-    let page = session.get(&format!("/cli-login?challenge={challenge}&name=x")).await;
+    let page = session
+        .get(&format!("/cli-login?challenge={challenge}&name=x"))
+        .await;
     assert_eq!(page.status, 200, "{}", page.text);
     let _ = server;
     hidden_input(&page.text, "csrf")
@@ -238,7 +318,9 @@ async fn csrf_token_of(server: &Server, session: &Client) -> String {
 /// Approves a command-line login in the browser; returns the code the page shows.
 async fn approve(session: &Client, challenge: &str, name: &str, scopes: &str) -> String {
     let page = session
-        .get(&format!("/cli-login?challenge={challenge}&name={name}&scopes={scopes}"))
+        .get(&format!(
+            "/cli-login?challenge={challenge}&name={name}&scopes={scopes}"
+        ))
         .await;
     assert_eq!(page.status, 200, "{}", page.text);
     assert!(page.text.contains(name), "the page names the client");
@@ -252,8 +334,13 @@ async fn approve(session: &Client, challenge: &str, name: &str, scopes: &str) ->
         ]))
         .await;
     assert_eq!(approved.status, 200, "{}", approved.text);
-    let start = approved.text.find("<p class=\"code\">").expect("a code") + "<p class=\"code\">".len();
-    approved.text[start..].split('<').next().expect("code").to_string()
+    let start =
+        approved.text.find("<p class=\"code\">").expect("a code") + "<p class=\"code\">".len();
+    approved.text[start..]
+        .split('<')
+        .next()
+        .expect("code")
+        .to_string()
 }
 
 #[tokio::test]
@@ -268,13 +355,22 @@ async fn command_line_login_exchanges_a_one_time_code_for_a_token() {
         .build()
         .expect("client");
     let bounce = raw
-        .get(format!("{}/cli-login?challenge={challenge}&name=laptop", server.base))
+        .get(format!(
+            "{}/cli-login?challenge={challenge}&name=laptop",
+            server.base
+        ))
         .send()
         .await
         .expect("get");
     assert_eq!(bounce.status().as_u16(), 303);
-    let location = bounce.headers()["location"].to_str().expect("ascii").to_string();
-    assert!(location.starts_with("/login?next=%2Fcli-login%3Fchallenge%3D"), "{location}");
+    let location = bounce.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
+    assert!(
+        location.starts_with("/login?next=/cli-login%3Fchallenge%3D"),
+        "{location}"
+    );
 
     let session = server.sign_in("ada@example.com", PASSWORD).await;
     let code = approve(&session, &challenge, "laptop", "docs,comments").await;
@@ -283,15 +379,25 @@ async fn command_line_login_exchanges_a_one_time_code_for_a_token() {
     let anonymous = server.client(None);
     // The wrong verifier is refused and does not use the code up.
     anonymous
-        .post("/api/auth/cli/token", &json!({ "code": code, "verifier": "x".repeat(43) }))
+        .post(
+            "/api/auth/cli/token",
+            &json!({ "code": code, "verifier": "x".repeat(43) }),
+        )
         .await
         .expect_error(400, "invalid_request");
     let exchanged = anonymous
-        .post("/api/auth/cli/token", &json!({ "code": code.to_lowercase(), "verifier": verifier }))
+        .post(
+            "/api/auth/cli/token",
+            &json!({ "code": code.to_lowercase(), "verifier": verifier }),
+        )
         .await;
     let body = exchanged.expect(200).clone();
     assert_eq!(body["scopes"], json!(["docs", "comments"]));
-    assert!(body["tokenId"].as_str().is_some_and(|id| id.starts_with("tok_")));
+    assert!(
+        body["tokenId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("tok_"))
+    );
     assert!(body["expiresAt"].is_string());
     let token = body["token"].as_str().expect("token");
     assert!(token.starts_with("drp_"));
@@ -305,7 +411,10 @@ async fn command_line_login_exchanges_a_one_time_code_for_a_token() {
 
     // Single use.
     anonymous
-        .post("/api/auth/cli/token", &json!({ "code": code, "verifier": verifier }))
+        .post(
+            "/api/auth/cli/token",
+            &json!({ "code": code, "verifier": verifier }),
+        )
         .await
         .expect_error(400, "invalid_request");
 }
@@ -328,7 +437,9 @@ async fn approval_needs_the_pages_csrf_token_and_a_valid_challenge() {
     let bad = session.get("/cli-login?challenge=short&name=x").await;
     assert_eq!(bad.status, 400);
     let scopes = session
-        .get(&format!("/cli-login?challenge={challenge}&name=x&scopes=root"))
+        .get(&format!(
+            "/cli-login?challenge={challenge}&name=x&scopes=root"
+        ))
         .await;
     assert_eq!(scopes.status, 400);
 }
@@ -346,7 +457,11 @@ async fn failed_code_exchanges_are_rate_limited_per_address() {
     }
     let limited = anonymous.post("/api/auth/cli/token", &attempt).await;
     limited.expect_error(429, "rate_limited");
-    let retry: u64 = limited.header("retry-after").expect("Retry-After").parse().expect("seconds");
+    let retry: u64 = limited
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .expect("seconds");
     assert!((1..=60).contains(&retry));
 }
 

@@ -44,7 +44,10 @@ async fn world() -> World {
         { "code": "ACME", "name": "Acme rollout", "company": "Acme Corp", "status": "active" },
         { "code": "OLD-1", "name": "Old", "status": "inactive" }
     ]}));
-    assert!(printed.contains("2 updated") && printed.contains("1 no longer"), "{printed}");
+    assert!(
+        printed.contains("2 updated") && printed.contains("1 no longer"),
+        "{printed}"
+    );
     ada.patch(
         "/api/projects/ACME/roles",
         &json!({ "add": [
@@ -74,9 +77,18 @@ fn create_in(project: &str, title: &str) -> Value {
 async fn the_snapshot_import_rejects_bad_files_and_writes_nothing() {
     let server = Server::start();
     for (snapshot, why) in [
-        (r#"{ "projects": [{ "code": "bad code", "status": "active" }] }"#, "code"),
-        (r#"{ "projects": [{ "code": "A", "status": "open" }] }"#, "status"),
-        (r#"{ "projects": [{ "code": "A", "status": "active" }, { "code": "A", "status": "active" }] }"#, "more than once"),
+        (
+            r#"{ "projects": [{ "code": "bad code", "status": "active" }] }"#,
+            "code",
+        ),
+        (
+            r#"{ "projects": [{ "code": "A", "status": "open" }] }"#,
+            "status",
+        ),
+        (
+            r#"{ "projects": [{ "code": "A", "status": "active" }, { "code": "A", "status": "active" }] }"#,
+            "more than once",
+        ),
         (r#"{ "project": [] }"#, "snapshot"),
         ("not json", "snapshot"),
     ] {
@@ -89,15 +101,25 @@ async fn the_snapshot_import_rejects_bad_files_and_writes_nothing() {
     assert!(!missing.status.success());
     let ada = server.user("ada@example.com", "Ada", &["--admin"], ALL);
     let listed = ada.get("/api/projects").await;
-    assert_eq!(listed.expect(200)["projects"], json!([]), "nothing was written");
+    assert_eq!(
+        listed.expect(200)["projects"],
+        json!([]),
+        "nothing was written"
+    );
 }
 
 #[tokio::test]
 async fn projects_are_listed_with_the_callers_role() {
     let w = world().await;
     let listed = w.grace.get("/api/projects").await;
-    let projects = listed.expect(200)["projects"].as_array().expect("projects").clone();
-    let codes: Vec<_> = projects.iter().map(|p| p["code"].as_str().unwrap_or_default()).collect();
+    let projects = listed.expect(200)["projects"]
+        .as_array()
+        .expect("projects")
+        .clone();
+    let codes: Vec<_> = projects
+        .iter()
+        .map(|p| p["code"].as_str().unwrap_or_default())
+        .collect();
     assert_eq!(codes, ["ACME", "GONE", "OLD-1"]);
     assert_eq!(
         projects[0],
@@ -110,16 +132,32 @@ async fn projects_are_listed_with_the_callers_role() {
 
     // External members see only the projects they hold a role in.
     let theirs = w.kate.get("/api/projects").await;
-    assert_eq!(theirs.expect(200)["projects"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        theirs.expect(200)["projects"].as_array().map(Vec::len),
+        Some(1)
+    );
     assert_eq!(theirs.json["projects"][0]["role"], "editor");
-    assert_eq!(w.ext.get("/api/projects").await.expect(200)["projects"], json!([]));
+    assert_eq!(
+        w.ext.get("/api/projects").await.expect(200)["projects"],
+        json!([])
+    );
 
     let page = w.alan.get("/api/projects?limit=2").await;
-    let cursor = page.expect(200)["nextCursor"].as_str().expect("more").to_string();
-    let next = w.alan.get(&format!("/api/projects?limit=2&cursor={cursor}")).await;
+    let cursor = page.expect(200)["nextCursor"]
+        .as_str()
+        .expect("more")
+        .to_string();
+    let next = w
+        .alan
+        .get(&format!("/api/projects?limit=2&cursor={cursor}"))
+        .await;
     assert_eq!(next.expect(200)["projects"][0]["code"], "OLD-1");
     assert!(next.json["nextCursor"].is_null());
-    w.server.agent().get("/api/projects").await.expect_error(403, "forbidden");
+    w.server
+        .agent()
+        .get("/api/projects")
+        .await
+        .expect_error(403, "forbidden");
 }
 
 #[tokio::test]
@@ -132,7 +170,12 @@ async fn project_roles_are_read_by_members_and_changed_by_managers() {
         .as_array()
         .expect("roles")
         .iter()
-        .map(|r| (r["email"].as_str().unwrap_or_default().into(), r["role"].as_str().unwrap_or_default().into()))
+        .map(|r| {
+            (
+                r["email"].as_str().unwrap_or_default().into(),
+                r["role"].as_str().unwrap_or_default().into(),
+            )
+        })
         .collect();
     assert_eq!(
         listed,
@@ -153,9 +196,16 @@ async fn project_roles_are_read_by_members_and_changed_by_managers() {
                      "remove": [{ "email": "kate@partner.example" }] }),
         )
         .await;
-    let roles = changed.expect(200)["roles"].as_array().expect("roles").clone();
+    let roles = changed.expect(200)["roles"]
+        .as_array()
+        .expect("roles")
+        .clone();
     assert_eq!(roles.len(), 3);
-    assert!(roles.iter().any(|r| r["email"] == "vic@partner.example" && r["role"] == "editor"));
+    assert!(
+        roles
+            .iter()
+            .any(|r| r["email"] == "vic@partner.example" && r["role"] == "editor")
+    );
     assert!(!roles.iter().any(|r| r["email"] == "kate@partner.example"));
     let bad = w
         .grace
@@ -166,18 +216,30 @@ async fn project_roles_are_read_by_members_and_changed_by_managers() {
         .await;
     bad.expect_error(400, "invalid_request");
     let unchanged = w.grace.get("/api/projects/ACME/roles").await;
-    assert!(!unchanged.text.contains("kate@partner.example"), "nothing was written");
+    assert!(
+        !unchanged.text.contains("kate@partner.example"),
+        "nothing was written"
+    );
 
     w.alan
-        .patch("/api/projects/ACME/roles", &json!({ "remove": [{ "email": "vic@partner.example" }] }))
+        .patch(
+            "/api/projects/ACME/roles",
+            &json!({ "remove": [{ "email": "vic@partner.example" }] }),
+        )
         .await
         .expect_error(403, "forbidden");
     w.grace
-        .patch("/api/projects/ACME/roles", &json!({ "add": [{ "email": "alan@example.com", "role": "owner" }] }))
+        .patch(
+            "/api/projects/ACME/roles",
+            &json!({ "add": [{ "email": "alan@example.com", "role": "owner" }] }),
+        )
         .await
         .expect_error(400, "invalid_request");
     w.grace
-        .patch("/api/projects/ACME/roles", &json!({ "add": [], "remove": [] }))
+        .patch(
+            "/api/projects/ACME/roles",
+            &json!({ "add": [], "remove": [] }),
+        )
         .await
         .expect_error(400, "invalid_request");
     w.grace
@@ -196,11 +258,19 @@ async fn project_roles_are_read_by_members_and_changed_by_managers() {
         .await
         .expect_error(400, "invalid_request");
     // External members cannot see projects they hold no role in.
-    w.ext.get("/api/projects/ACME/roles").await.expect_error(404, "project_not_found");
+    w.ext
+        .get("/api/projects/ACME/roles")
+        .await
+        .expect_error(404, "project_not_found");
     // Changing roles needs the `access` scope.
-    let docs_only = w.server.client(Some(&w.server.issue_token("grace@example.com", "docs")));
+    let docs_only = w
+        .server
+        .client(Some(&w.server.issue_token("grace@example.com", "docs")));
     docs_only
-        .patch("/api/projects/ACME/roles", &json!({ "remove": [{ "email": "vic@partner.example" }] }))
+        .patch(
+            "/api/projects/ACME/roles",
+            &json!({ "remove": [{ "email": "vic@partner.example" }] }),
+        )
         .await
         .expect_error(403, "insufficient_scope");
 }
@@ -209,9 +279,16 @@ async fn project_roles_are_read_by_members_and_changed_by_managers() {
 async fn creating_in_a_project_answers_every_code_of_the_reference() {
     let w = world().await;
     // 201: a server-made id, linked, with the caller's role in `_project`.
-    let created = w.kate.post("/api/reviews", &create_in("ACME", "Partner draft")).await;
+    let created = w
+        .kate
+        .post("/api/reviews", &create_in("ACME", "Partner draft"))
+        .await;
     let review = created.expect(201)["review"].clone();
-    assert!(review["reviewId"].as_str().is_some_and(|id| id.starts_with("rv_")));
+    assert!(
+        review["reviewId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("rv_"))
+    );
     assert_eq!(
         review["_project"],
         json!({ "code": "ACME", "name": "Acme rollout", "company": "Acme Corp", "status": "active", "inSnapshot": true, "role": "editor" })
@@ -230,13 +307,19 @@ async fn creating_in_a_project_answers_every_code_of_the_reference() {
     // 400 invalid_request: a reviewId together with project; a malformed code; malformed data.
     let mut with_id = create_in("ACME", "x");
     with_id["review"]["reviewId"] = json!("my-own-id");
-    w.ada.post("/api/reviews", &with_id).await.expect_error(400, "invalid_request");
+    w.ada
+        .post("/api/reviews", &with_id)
+        .await
+        .expect_error(400, "invalid_request");
     w.ada
         .post("/api/reviews", &create_in("acme", "x"))
         .await
         .expect_error(400, "invalid_request");
     w.ada
-        .post("/api/reviews", &json!({ "project": "ACME", "review": "nope" }))
+        .post(
+            "/api/reviews",
+            &json!({ "project": "ACME", "review": "nope" }),
+        )
         .await
         .expect_error(400, "invalid_request");
     // 401: no token.
@@ -251,36 +334,69 @@ async fn creating_in_a_project_answers_every_code_of_the_reference() {
         .await
         .expect_error(403, "project_required");
     // 403 project_role_required: no role, or only viewer.
-    w.ext.post("/api/reviews", &create_in("ACME", "x")).await.expect_error(403, "project_role_required");
-    w.vic.post("/api/reviews", &create_in("ACME", "x")).await.expect_error(403, "project_role_required");
-    w.alan.post("/api/reviews", &create_in("ACME", "x")).await.expect_error(403, "project_role_required");
+    w.ext
+        .post("/api/reviews", &create_in("ACME", "x"))
+        .await
+        .expect_error(403, "project_role_required");
+    w.vic
+        .post("/api/reviews", &create_in("ACME", "x"))
+        .await
+        .expect_error(403, "project_role_required");
+    w.alan
+        .post("/api/reviews", &create_in("ACME", "x"))
+        .await
+        .expect_error(403, "project_role_required");
     // 403 insufficient_scope and forbidden.
-    let comments_only = w.server.client(Some(&w.server.issue_token("grace@example.com", "comments")));
+    let comments_only = w
+        .server
+        .client(Some(&w.server.issue_token("grace@example.com", "comments")));
     comments_only
         .post("/api/reviews", &create_in("ACME", "x"))
         .await
         .expect_error(403, "insufficient_scope");
-    w.ada.post("/api/reviews", &create_in("OLD-1", "x")).await.expect_error(403, "forbidden");
+    w.ada
+        .post("/api/reviews", &create_in("OLD-1", "x"))
+        .await
+        .expect_error(403, "forbidden");
     // 404 project_not_found; 409 project_not_in_snapshot.
-    w.ada.post("/api/reviews", &create_in("NOPE", "x")).await.expect_error(404, "project_not_found");
+    w.ada
+        .post("/api/reviews", &create_in("NOPE", "x"))
+        .await
+        .expect_error(404, "project_not_found");
     w.ada
         .post("/api/reviews", &create_in("GONE", "x"))
         .await
         .expect_error(409, "project_not_in_snapshot");
     // The shared import token delivers into any active project in the snapshot.
-    w.server.importer().post("/api/reviews", &create_in("ACME", "Delivered")).await.expect(201);
+    w.server
+        .importer()
+        .post("/api/reviews", &create_in("ACME", "Delivered"))
+        .await
+        .expect(201);
 }
 
 #[tokio::test]
 async fn a_project_role_opens_the_projects_documents_and_nothing_else() {
     let w = world().await;
-    let linked = w.grace.post("/api/reviews", &create_in("ACME", "Linked")).await;
-    let linked = linked.expect(201)["review"]["reviewId"].as_str().expect("id").to_string();
+    let linked = w
+        .grace
+        .post("/api/reviews", &create_in("ACME", "Linked"))
+        .await;
+    let linked = linked.expect(201)["review"]["reviewId"]
+        .as_str()
+        .expect("id")
+        .to_string();
     w.grace
-        .patch(&format!("/api/reviews/{linked}/access"), &json!({ "mode": "restricted" }))
+        .patch(
+            &format!("/api/reviews/{linked}/access"),
+            &json!({ "mode": "restricted" }),
+        )
         .await
         .expect(200);
-    let other = w.grace.create_review("Not in a project", "<p>Elsewhere.</p>").await;
+    let other = w
+        .grace
+        .create_review("Not in a project", "<p>Elsewhere.</p>")
+        .await;
     let other = other["reviewId"].as_str().expect("id").to_string();
 
     let as_kate = w.kate.get(&format!("/api/reviews/{linked}")).await;
@@ -289,23 +405,49 @@ async fn a_project_role_opens_the_projects_documents_and_nothing_else() {
     let as_vic = w.vic.get(&format!("/api/reviews/{linked}")).await;
     assert_eq!(as_vic.expect(200)["review"]["role"], "viewer");
     w.vic
-        .patch(&format!("/api/reviews/{linked}/title"), &json!({ "title": "No" }))
+        .patch(
+            &format!("/api/reviews/{linked}/title"),
+            &json!({ "title": "No" }),
+        )
         .await
         .expect_error(403, "forbidden");
     w.kate
-        .patch(&format!("/api/reviews/{linked}/title"), &json!({ "title": "Renamed by Kate" }))
+        .patch(
+            &format!("/api/reviews/{linked}/title"),
+            &json!({ "title": "Renamed by Kate" }),
+        )
         .await
         .expect(200);
-    w.vic.comment_on(&linked, "Project text", "Viewers comment too").await;
-    w.kate.get(&format!("/api/reviews/{other}")).await.expect_error(404, "not_found");
-    w.ext.get(&format!("/api/reviews/{linked}")).await.expect_error(404, "not_found");
+    w.vic
+        .comment_on(&linked, "Project text", "Viewers comment too")
+        .await;
+    w.kate
+        .get(&format!("/api/reviews/{other}"))
+        .await
+        .expect_error(404, "not_found");
+    w.ext
+        .get(&format!("/api/reviews/{linked}"))
+        .await
+        .expect_error(404, "not_found");
     // A restricted document linked to a project is open to its members, internal ones too.
-    w.alan.get(&format!("/api/reviews/{linked}")).await.expect_error(404, "not_found");
+    w.alan
+        .get(&format!("/api/reviews/{linked}"))
+        .await
+        .expect_error(404, "not_found");
     w.grace
-        .patch("/api/projects/ACME/roles", &json!({ "add": [{ "email": "alan@example.com", "role": "viewer" }] }))
+        .patch(
+            "/api/projects/ACME/roles",
+            &json!({ "add": [{ "email": "alan@example.com", "role": "viewer" }] }),
+        )
         .await
         .expect(200);
-    assert_eq!(w.alan.get(&format!("/api/reviews/{linked}")).await.expect(200)["review"]["role"], "viewer");
+    assert_eq!(
+        w.alan
+            .get(&format!("/api/reviews/{linked}"))
+            .await
+            .expect(200)["review"]["role"],
+        "viewer"
+    );
 
     let listed = w.kate.get("/api/reviews").await;
     let ids: Vec<_> = listed.expect(200)["reviews"]
@@ -317,14 +459,23 @@ async fn a_project_role_opens_the_projects_documents_and_nothing_else() {
     assert_eq!(ids, [linked.clone()]);
     assert_eq!(listed.json["reviews"][0]["_project"]["code"], "ACME");
     let filtered = w.ada.get("/api/reviews?project=ACME").await;
-    assert_eq!(filtered.expect(200)["reviews"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        filtered.expect(200)["reviews"].as_array().map(Vec::len),
+        Some(1)
+    );
 
     // Losing the role closes the document again.
     w.grace
-        .patch("/api/projects/ACME/roles", &json!({ "remove": [{ "email": "kate@partner.example" }] }))
+        .patch(
+            "/api/projects/ACME/roles",
+            &json!({ "remove": [{ "email": "kate@partner.example" }] }),
+        )
         .await
         .expect(200);
-    w.kate.get(&format!("/api/reviews/{linked}")).await.expect_error(404, "not_found");
+    w.kate
+        .get(&format!("/api/reviews/{linked}"))
+        .await
+        .expect_error(404, "not_found");
 }
 
 #[tokio::test]
@@ -334,11 +485,17 @@ async fn linking_and_unlinking_documents() {
     let id = review["reviewId"].as_str().expect("id").to_string();
     assert!(review.get("_project").is_none());
 
-    let linked = w.grace.put(&format!("/api/projects/ACME/docs/{id}"), &json!({})).await;
+    let linked = w
+        .grace
+        .put(&format!("/api/projects/ACME/docs/{id}"), &json!({}))
+        .await;
     assert_eq!(linked.expect(200)["review"]["_project"]["code"], "ACME");
     assert_eq!(linked.json["review"]["_project"]["role"], "manager");
     // Idempotent for the same project; a conflict for another.
-    w.grace.put(&format!("/api/projects/ACME/docs/{id}"), &json!({})).await.expect(200);
+    w.grace
+        .put(&format!("/api/projects/ACME/docs/{id}"), &json!({}))
+        .await
+        .expect(200);
     w.ada
         .put(&format!("/api/projects/OLD-1/docs/{id}"), &json!({}))
         .await
@@ -346,13 +503,28 @@ async fn linking_and_unlinking_documents() {
 
     let fresh = w.grace.create_review("Another", "<p>Text.</p>").await;
     let fresh = fresh["reviewId"].as_str().expect("id").to_string();
-    w.ada.put(&format!("/api/projects/GONE/docs/{fresh}"), &json!({})).await.expect_error(409, "project_not_in_snapshot");
-    w.ada.put(&format!("/api/projects/OLD-1/docs/{fresh}"), &json!({})).await.expect_error(403, "forbidden");
-    w.ada.put(&format!("/api/projects/NOPE/docs/{fresh}"), &json!({})).await.expect_error(404, "project_not_found");
-    w.ada.put("/api/projects/ACME/docs/rv_missing", &json!({})).await.expect_error(404, "not_found");
+    w.ada
+        .put(&format!("/api/projects/GONE/docs/{fresh}"), &json!({}))
+        .await
+        .expect_error(409, "project_not_in_snapshot");
+    w.ada
+        .put(&format!("/api/projects/OLD-1/docs/{fresh}"), &json!({}))
+        .await
+        .expect_error(403, "forbidden");
+    w.ada
+        .put(&format!("/api/projects/NOPE/docs/{fresh}"), &json!({}))
+        .await
+        .expect_error(404, "project_not_found");
+    w.ada
+        .put("/api/projects/ACME/docs/rv_missing", &json!({}))
+        .await
+        .expect_error(404, "not_found");
     // Alan can edit the document but holds no role in the project.
     w.grace
-        .patch(&format!("/api/reviews/{fresh}/access"), &json!({ "allowedUsers": [{ "email": "alan@example.com", "role": "editor" }] }))
+        .patch(
+            &format!("/api/reviews/{fresh}/access"),
+            &json!({ "allowedUsers": [{ "email": "alan@example.com", "role": "editor" }] }),
+        )
         .await
         .expect(200);
     w.alan
@@ -365,9 +537,15 @@ async fn linking_and_unlinking_documents() {
         .delete(&format!("/api/projects/OLD-1/docs/{id}"))
         .await
         .expect_error(404, "not_found");
-    let unlinked = w.grace.delete(&format!("/api/projects/ACME/docs/{id}")).await;
+    let unlinked = w
+        .grace
+        .delete(&format!("/api/projects/ACME/docs/{id}"))
+        .await;
     assert!(unlinked.expect(200)["review"].get("_project").is_none());
-    w.grace.delete(&format!("/api/projects/ACME/docs/{id}")).await.expect_error(404, "not_found");
+    w.grace
+        .delete(&format!("/api/projects/ACME/docs/{id}"))
+        .await
+        .expect_error(404, "not_found");
     let read = w.grace.get(&format!("/api/reviews/{id}")).await;
     assert!(read.expect(200)["review"].get("_project").is_none());
 }
@@ -375,8 +553,14 @@ async fn linking_and_unlinking_documents() {
 #[tokio::test]
 async fn a_new_snapshot_shows_in_project_links_at_once() {
     let w = world().await;
-    let created = w.grace.post("/api/reviews", &create_in("ACME", "Cached")).await;
-    let id = created.expect(201)["review"]["reviewId"].as_str().expect("id").to_string();
+    let created = w
+        .grace
+        .post("/api/reviews", &create_in("ACME", "Cached"))
+        .await;
+    let id = created.expect(201)["review"]["reviewId"]
+        .as_str()
+        .expect("id")
+        .to_string();
     // Read twice so any per-node rendering cache holds the document.
     for _ in 0..2 {
         let read = w.grace.get(&format!("/api/reviews/{id}")).await;
@@ -395,5 +579,8 @@ async fn a_new_snapshot_shows_in_project_links_at_once() {
     assert_eq!(read.expect(200)["review"]["_project"]["inSnapshot"], false);
     // Links survive leaving the snapshot; new links into it do not.
     let listed = w.grace.get("/api/reviews?project=ACME").await;
-    assert_eq!(listed.expect(200)["reviews"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        listed.expect(200)["reviews"].as_array().map(Vec::len),
+        Some(1)
+    );
 }

@@ -73,7 +73,7 @@ impl Service {
             ..self.update_of(review_id)
         })
         .await?;
-        self.get_review(actor, review_id, false).await
+        self.review_after_change(actor, review_id, role).await
     }
 
     /// `PATCH /api/reviews/{id}/meta` (editor): tags replace the list; archive or restore.
@@ -96,7 +96,7 @@ impl Service {
             ..self.update_of(review_id)
         })
         .await?;
-        self.get_review(actor, review_id, false).await
+        self.review_after_change(actor, review_id, role).await
     }
 
     /// `GET /api/reviews/{id}/access` (editor: who else can see it is an editor's business).
@@ -158,7 +158,7 @@ impl Service {
             })
             .ok_or_else(no_such_member)?;
         if new_owner.id() == head.review.owner_id {
-            return self.get_review(actor, review_id, false).await;
+            return self.review_after_change(actor, review_id, role).await;
         }
         let project_role = match &head.review.project_code {
             Some(code) => self.store.project_role(code, new_owner.id()).await?,
@@ -189,7 +189,7 @@ impl Service {
             ..self.update_of(review_id)
         })
         .await?;
-        self.get_review(actor, review_id, false).await
+        self.review_after_change(actor, review_id, role).await
     }
 
     /// `DELETE /api/reviews/{id}` (owner): the document and everything in it.

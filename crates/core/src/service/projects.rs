@@ -218,7 +218,7 @@ impl Service {
         access::require_role(role, Role::Editor, "linking the document to a project")?;
         match head.review.project_code.as_deref() {
             Some(linked) if linked == project.code => {
-                return self.get_review(actor, review_id, false).await;
+                return self.review_after_change(actor, review_id, role).await;
             }
             Some(_) => return Err(Error::ProjectConflict),
             None => {}
@@ -229,7 +229,7 @@ impl Service {
             .link_project(review_id, None, Some(&project.code), self.clock.now())
             .await;
         match linked {
-            Ok(true) => self.get_review(actor, review_id, false).await,
+            Ok(true) => self.review_after_change(actor, review_id, role).await,
             Ok(false) => Err(Error::ProjectConflict),
             Err(StoreError::NotFound) => Err(Error::NotFound("document")),
             Err(other) => Err(other.into()),
@@ -262,7 +262,7 @@ impl Service {
             .link_project(review_id, Some(&project.code), None, self.clock.now())
             .await;
         match unlinked {
-            Ok(true) => self.get_review(actor, review_id, false).await,
+            Ok(true) => self.review_after_change(actor, review_id, role).await,
             Ok(false) => Err(Error::NotFound("link to this project")),
             Err(StoreError::NotFound) => Err(Error::NotFound("document")),
             Err(other) => Err(other.into()),

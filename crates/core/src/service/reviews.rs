@@ -12,8 +12,8 @@ use crate::clock::rfc3339;
 use crate::error::{Error, Result};
 use crate::ids::{is_valid_client_review_id, new_id};
 use crate::model::{
-    AccessGrant, AccessMode, Membership, Millis, ReviewRecord, ReviewSummaryRecord, Role, Scope,
-    Section, SectionSpec, User, VersionRecord,
+    AccessGrant, AccessMode, Membership, Millis, ProjectRole, ReviewRecord, ReviewState,
+    ReviewSummaryRecord, Role, Scope, Section, SectionSpec, User, VersionRecord,
 };
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite, Visibility};
 use crate::texts::source_hash;
@@ -346,15 +346,48 @@ impl Service {
         include_deleted: bool,
     ) -> Result<ReviewView> {
         access::permit(actor, Operation::Read)?;
-        let state = self
-            .store
-            .review_state(review_id)
-            .await?
-            .ok_or(Error::NotFound("document"))?;
+        let state = self.state_of(review_id).await?;
         let (role, project_role) = self.access_of(actor, &state.head).await?;
         if include_deleted {
             access::require_role(role, Role::Editor, "includeDeleted")?;
         }
+        Ok(self.view_of(actor, &state, role, project_role, include_deleted))
+    }
+
+    /// The document as it stands after a change the caller just made, for the write's answer.
+    /// Rendered with the caller's current role or, when the change took their access away
+    /// (unlinking the project that gave it), with the role they made the change with. Part of
+    /// the write, so it needs no read permission of its own (the manage token has none).
+    pub(crate) async fn review_after_change(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        role_before: Role,
+    ) -> Result<ReviewView> {
+        let state = self.state_of(review_id).await?;
+        let (role, project_role) = match self.access_of(actor, &state.head).await {
+            Ok(access) => access,
+            Err(Error::NotFound(_)) => (role_before, None),
+            Err(other) => return Err(other),
+        };
+        Ok(self.view_of(actor, &state, role, project_role, false))
+    }
+
+    async fn state_of(&self, review_id: &str) -> Result<ReviewState> {
+        self.store
+            .review_state(review_id)
+            .await?
+            .ok_or(Error::NotFound("document"))
+    }
+
+    fn view_of(
+        &self,
+        actor: &Actor,
+        state: &ReviewState,
+        role: Role,
+        project_role: Option<ProjectRole>,
+        include_deleted: bool,
+    ) -> ReviewView {
         let viewer = Viewer {
             user_id: actor.id(),
             now: self.clock.now(),
@@ -364,7 +397,7 @@ impl Service {
             .project
             .as_ref()
             .map(|project| ProjectLinkView::of(project, project_role));
-        Ok(view::review_view(&state, role, project, &viewer))
+        view::review_view(state, role, project, &viewer)
     }
 
     pub async fn list_reviews(&self, actor: &Actor, query: ListQuery) -> Result<ReviewList> {

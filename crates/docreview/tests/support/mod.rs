@@ -351,7 +351,14 @@ impl Server {
         flags: &[&str],
         password: &str,
     ) -> String {
-        let mut args = vec!["create-user", "--email", email, "--name", name, "--password-stdin"];
+        let mut args = vec![
+            "create-user",
+            "--email",
+            email,
+            "--name",
+            name,
+            "--password-stdin",
+        ];
         args.extend_from_slice(flags);
         let output = self.admin_with_input(&args, &format!("{password}\n"));
         assert!(
@@ -359,7 +366,10 @@ impl Server {
             "create-user failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        String::from_utf8(output.stdout).expect("utf8").trim().to_string()
+        String::from_utf8(output.stdout)
+            .expect("utf8")
+            .trim()
+            .to_string()
     }
 
     /// Loads a project snapshot through `docreview admin import-projects -`; returns stdout.
@@ -370,7 +380,10 @@ impl Server {
             "import-projects failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        String::from_utf8(output.stdout).expect("utf8").trim().to_string()
+        String::from_utf8(output.stdout)
+            .expect("utf8")
+            .trim()
+            .to_string()
     }
 
     /// Signs in through the login form; returns a client carrying the session cookie (and this
@@ -548,8 +561,13 @@ impl Client {
 
     /// The same session without its `Origin` header (as a cross-site script or a tool would).
     pub fn without_origin(&self) -> Client {
+        self.with_origin(None)
+    }
+
+    /// The same session sending another `Origin` header.
+    pub fn with_origin(&self, origin: Option<&str>) -> Client {
         Client {
-            origin: None,
+            origin: origin.map(str::to_string),
             ..self.clone()
         }
     }
