@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use docreview_core::model::{
     AccessGrant, AccessMode, Account, Anchor, AnchorState, Category, CommentRecord, CommentStatus,
-    GrantRole, Membership, MessageRecord, Millis, Position, Provider, Quote, ReviewHead,
-    ReviewRecord, RunKind, RunRecord, RunStatus, Section, StatusEventRecord, User, UserStatus,
-    VersionRecord,
+    GrantRole, Membership, MessageRecord, Millis, Position, ProjectRecord, Provider, Quote,
+    ReviewHead, ReviewRecord, RunKind, RunRecord, RunStatus, Scope, Section, StatusEventRecord,
+    TokenRecord, User, UserStatus, VersionRecord,
 };
 use docreview_core::store::{CommentsWrite, NewReview, ReviewQuery, Store, StoreError, Visibility};
 
@@ -287,4 +287,66 @@ pub fn assert_not_found<T: std::fmt::Debug>(result: Result<T, StoreError>) {
 pub fn sorted_by<T, K: Ord>(mut items: Vec<T>, key: impl Fn(&T) -> K) -> Vec<T> {
     items.sort_by_key(|item| key(item));
     items
+}
+
+/// A personal token of `user_id` created at `at`, expiring 90 days later, hashed to `hash`.
+pub fn token(id: &str, user_id: &str, hash: [u8; 32], at: Millis) -> TokenRecord {
+    TokenRecord {
+        id: id.to_string(),
+        user_id: user_id.to_string(),
+        name: format!("token {id}"),
+        hash,
+        scopes: vec![Scope::Comments],
+        created_at: at,
+        expires_at: at + 90 * 86_400_000,
+        last_used_at: None,
+        revoked_at: None,
+    }
+}
+
+/// A 32-byte hash whose bytes are all `byte`.
+pub fn hash_of(byte: u8) -> [u8; 32] {
+    [byte; 32]
+}
+
+/// An active project in the snapshot.
+pub fn project(code: &str) -> ProjectRecord {
+    ProjectRecord {
+        code: code.to_string(),
+        name: Some(format!("Project {code}")),
+        company: Some("ACME".to_string()),
+        active: true,
+        in_snapshot: true,
+    }
+}
+
+/// Imports `codes` as the project snapshot (every other known project drops out of it).
+pub async fn projects(store: &Arc<dyn Store>, codes: &[&str]) {
+    store
+        .import_projects(codes.iter().map(|code| project(code)).collect())
+        .await
+        .expect("import projects");
+}
+
+/// Writes `comments` and `messages` to `review_id` at its current revision.
+pub async fn write_items(
+    store: &Arc<dyn Store>,
+    review_id: &str,
+    comments: Vec<CommentRecord>,
+    messages: Vec<MessageRecord>,
+) {
+    let current = head(store, review_id).await.review;
+    store
+        .write_comments(
+            review_id,
+            CommentsWrite {
+                expected_revision: current.comments_revision,
+                at: current.updated_at,
+                comments,
+                messages,
+                ..CommentsWrite::default()
+            },
+        )
+        .await
+        .expect("write comments");
 }

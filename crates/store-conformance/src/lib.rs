@@ -20,8 +20,13 @@ mod comments;
 mod concurrency;
 pub mod fixtures;
 mod listing;
+mod manage;
+mod organization;
+mod projects;
 mod reviews;
 mod runs;
+mod search;
+mod sessions;
 mod versions;
 
 pub use accounts::{check_accounts, check_ensure_account, check_tokens, check_users_and_projects};
@@ -35,10 +40,26 @@ pub use concurrency::{
     check_concurrent_version_and_comment_writes,
 };
 pub use listing::{check_list_filters, check_list_pagination, check_list_visibility};
+pub use manage::{check_delete_review, check_update_review};
+pub use organization::{
+    check_list_accounts, check_password_hash, check_remove_account,
+    check_token_listing_and_revocation, check_update_account,
+};
+pub use projects::{
+    check_change_project_roles, check_import_projects, check_link_project, check_list_projects,
+    check_visibility_with_project_roles,
+};
 pub use reviews::{
     check_create_review_duplicates, check_create_review_round_trip, check_version_bodies,
 };
 pub use runs::check_runs;
+pub use search::{
+    check_search_comments_filters, check_search_comments_follow_writes,
+    check_search_comments_matches, check_search_comments_ranking_and_paging,
+    check_search_comments_visibility, check_search_reviews,
+    check_search_reviews_ranking_and_paging, check_search_snippets, check_search_text,
+};
+pub use sessions::{check_login_codes, check_sessions};
 pub use versions::{
     check_write_version_append, check_write_version_replace, check_write_version_stale,
 };
@@ -71,6 +92,29 @@ macro_rules! conformance_tests {
             check_concurrent_comment_writes_one_wins,
             check_concurrent_retrying_writers_get_distinct_revisions,
             check_concurrent_version_and_comment_writes,
+            check_token_listing_and_revocation,
+            check_password_hash,
+            check_list_accounts,
+            check_update_account,
+            check_remove_account,
+            check_sessions,
+            check_login_codes,
+            check_update_review,
+            check_delete_review,
+            check_import_projects,
+            check_list_projects,
+            check_change_project_roles,
+            check_link_project,
+            check_visibility_with_project_roles,
+            check_search_comments_matches,
+            check_search_comments_follow_writes,
+            check_search_comments_filters,
+            check_search_comments_visibility,
+            check_search_snippets,
+            check_search_comments_ranking_and_paging,
+            check_search_reviews,
+            check_search_reviews_ranking_and_paging,
+            check_search_text,
         );
     };
 }
