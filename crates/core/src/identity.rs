@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(login_code_hash(&sloppy), hash);
         // RFC 7636, appendix B.
         let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-        let challenge = "E9Melhoa2OwvFrEMTJguCQaoWRn2t0MTJvfCkHB6FX0";
+        let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
         assert!(is_valid_pkce_challenge(challenge));
         assert!(pkce_verifies(verifier, challenge));
         assert!(!pkce_verifies(
