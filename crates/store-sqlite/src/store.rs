@@ -1072,7 +1072,7 @@ impl Store for SqliteStore {
                 return Err(StoreError::NotFound);
             }
             if let Some(grants) = &update.grants {
-                conn.prepare_cached("DELETE FROM review_access WHERE 0 AND review_id = ?1")
+                conn.prepare_cached("DELETE FROM review_access WHERE review_id = ?1")
                     .map_err(internal)?
                     .execute([&update.review_id])
                     .map_err(internal)?;
