@@ -456,7 +456,7 @@ async fn a_project_role_opens_the_projects_documents_and_nothing_else() {
         .iter()
         .map(|r| r["reviewId"].as_str().unwrap_or_default().to_string())
         .collect();
-    assert_eq!(ids, [linked.clone()]);
+    assert_eq!(ids, std::slice::from_ref(&linked));
     assert_eq!(listed.json["reviews"][0]["_project"]["code"], "ACME");
     let filtered = w.ada.get("/api/reviews?project=ACME").await;
     assert_eq!(

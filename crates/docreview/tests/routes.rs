@@ -15,8 +15,8 @@ const PUBLIC: &[(&str, &str)] = &[
     ("GET", "/"),
 ];
 
-/// `POST /api/auth/cli/token` takes no credentials either: the code and verifier are the proof
-/// (its answers are tested in `account.rs`).
+// `POST /api/auth/cli/token` takes no credentials either: the code and verifier are the proof
+// (its answers are tested in `account.rs`).
 
 /// Every API route of this server, with placeholder ids.
 const PROTECTED: &[(&str, &str)] = &[

@@ -425,9 +425,7 @@ impl Service {
             .await?;
         let more = rows.len() > limit;
         let last_key = rows
-            .iter()
-            .take(limit)
-            .last()
+            .get(limit.min(rows.len()).saturating_sub(1))
             .map(|row| (row.review.updated_at, row.review.id.clone()));
         let reviews = rows
             .into_iter()
