@@ -11,6 +11,7 @@ mod migrations;
 mod rows;
 mod search;
 mod store;
+mod text;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};

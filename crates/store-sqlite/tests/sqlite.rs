@@ -582,3 +582,114 @@ async fn queries_without_words_find_nothing() {
         .expect("count");
     assert_eq!(n, 1);
 }
+
+/// Members who see more documents than are named to FTS5 one by one are filtered match by
+/// match (internal members) or by the set of their documents (external members); either way
+/// exactly what they may see, and a document filter still applies.
+#[tokio::test]
+async fn members_seeing_many_documents_are_filtered_exactly() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = SqliteStore::open(&dir.path().join("docreview.db")).expect("open");
+    for id in ["usr_a", "usr_b"] {
+        store
+            .create_account(account(id), None)
+            .await
+            .expect("account");
+    }
+    let mut guest = account("usr_guest");
+    guest.membership = docreview_core::model::Membership::External;
+    store.create_account(guest, None).await.expect("account");
+    store
+        .import_projects(vec![ProjectRecord {
+            code: "P1".to_string(),
+            name: None,
+            company: None,
+            active: true,
+            in_snapshot: true,
+        }])
+        .await
+        .expect("projects");
+    store
+        .change_project_roles(
+            "P1",
+            vec![(
+                "usr_guest".to_string(),
+                docreview_core::model::ProjectRole::Viewer,
+            )],
+            vec![],
+        )
+        .await
+        .expect("role");
+    // 80 link-mode documents, 80 restricted ones in the project, 10 restricted outside it.
+    let mut expected_internal = Vec::new();
+    let mut expected_guest = Vec::new();
+    for n in 0..170 {
+        let id = format!("r{n:03}");
+        let mut new = new_review(&id, "Title", "text");
+        new.review.access_mode = if n < 80 {
+            AccessMode::Link
+        } else {
+            AccessMode::Restricted
+        };
+        store.create_review(new).await.expect("create");
+        if (80..160).contains(&n) {
+            store
+                .link_project(&id, None, Some("P1"), T0)
+                .await
+                .expect("link");
+        }
+        write(
+            &store,
+            &id,
+            vec![comment(&id, &format!("c{n:03}"), "needle in text")],
+            vec![],
+        )
+        .await;
+        if n < 80 {
+            expected_internal.push(format!("c{n:03}"));
+        } else if n < 160 {
+            expected_guest.push(format!("c{n:03}"));
+        }
+    }
+    let found = |visibility: Visibility, review_id: Option<&str>| {
+        let search = CommentSearch {
+            visibility,
+            query: words(&["needle"]),
+            status: None,
+            category: None,
+            review_id: review_id.map(str::to_string),
+            offset: 0,
+            limit: 200,
+        };
+        let store = &store;
+        async move {
+            let mut ids: Vec<String> = store
+                .search_comments(search)
+                .await
+                .expect("search")
+                .into_iter()
+                .map(|h| h.comment_id)
+                .collect();
+            ids.sort();
+            ids
+        }
+    };
+    let internal = Visibility::Member {
+        user_id: "usr_b".to_string(),
+        email: "usr_b@example.com".to_string(),
+        internal: true,
+    };
+    let external = Visibility::Member {
+        user_id: "usr_guest".to_string(),
+        email: "usr_guest@example.com".to_string(),
+        internal: false,
+    };
+    assert_eq!(found(internal.clone(), None).await, expected_internal);
+    assert_eq!(found(external.clone(), None).await, expected_guest);
+    assert_eq!(found(all(), None).await.len(), 170);
+    assert_eq!(found(internal.clone(), Some("r005")).await, vec!["c005"]);
+    assert!(found(internal, Some("r100")).await.is_empty());
+    assert_eq!(found(external.clone(), Some("r100")).await, vec!["c100"]);
+    assert!(found(external, Some("r005")).await.is_empty());
+    assert!(found(all(), Some("r999")).await.is_empty());
+}
