@@ -37,6 +37,8 @@ CREATE INDEX project_roles_by_user ON project_roles(user_id, project_code, role)
 
 -- Documents are now filtered by project, and counted per list row without reading comment rows.
 CREATE INDEX reviews_by_project ON reviews(project_code) WHERE project_code IS NOT NULL;
+-- "Does this member see many documents?" (search) reads link-mode documents by index.
+CREATE INDEX reviews_in_link_mode ON reviews(id) WHERE access_mode = 'link';
 CREATE INDEX comments_live_by_review ON comments(review_id, status) WHERE deleted_at IS NULL;
 
 ------------------------------------------------------------------------------------------------

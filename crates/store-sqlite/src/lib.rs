@@ -223,7 +223,9 @@ fn open_connection(path: &Path, read_only: bool) -> StoreResult<Connection> {
         conn.pragma_update(None, "query_only", "ON")
             .map_err(internal)?;
     }
-    conn.set_prepared_statement_cache_capacity(64);
+    // Room for the hot point lookups and every shape of search statement (filters vary), so a
+    // burst of searches never pushes the former out to be parsed again.
+    conn.set_prepared_statement_cache_capacity(128);
     Ok(conn)
 }
 

@@ -206,8 +206,8 @@ impl Marked {
                 break;
             }
         }
-        if truncated && tokens.len() < usize::MAX {
-            // Whether anything follows is all the snippet needs to know.
+        if truncated {
+            // Reading stopped early: the snippet needs to know only whether a word follows.
             truncated = text[tokens.last().map_or(0, |t| t.end)..]
                 .chars()
                 .any(is_token_char);
@@ -408,6 +408,15 @@ mod tests {
         ];
         assert_eq!(marked.frequencies(&terms), vec![3.0, 1.0]);
         assert_eq!(marked.length(), 10);
+        // One passage (overlapping matches FTS5 merged) may hold several occurrences.
+        let merged = Marked::from_highlight(&highlighted("a [deploy deployment] plan"));
+        assert_eq!(
+            merged.frequencies(&[
+                Term::Prefix("deploy".into()),
+                Term::Phrase(vec!["deploy".into(), "deployment".into()])
+            ]),
+            vec![2.0, 1.0]
+        );
         // A passage no term explains counts for each.
         let odd = Marked::from_highlight(&highlighted("an [ǅemal] word"));
         assert_eq!(odd.frequencies(&terms), vec![1.0, 1.0]);
