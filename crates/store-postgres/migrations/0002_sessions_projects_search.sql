@@ -35,6 +35,8 @@ CREATE TABLE project_roles (
     PRIMARY KEY (project_code, user_id)
 );
 CREATE INDEX project_roles_by_user ON project_roles(user_id, project_code);
+-- A member's project documents (visibility, and the list's project filter).
+CREATE INDEX reviews_by_project ON reviews(project_code) WHERE project_code IS NOT NULL;
 
 -- Full-text search.
 --
@@ -57,9 +59,14 @@ ALTER TABLE comments ADD COLUMN search tsvector
     GENERATED ALWAYS AS (to_tsvector('simple', docreview_search_words(body))) STORED;
 CREATE INDEX comments_search ON comments USING gin (search) WHERE deleted_at IS NULL;
 
+-- Searches rank the newest matches (src/search.rs, CANDIDATES): for a word in many items the
+-- planner walks these newest first and stops early, instead of reading every match.
+CREATE INDEX comments_newest ON comments(created_at DESC, id DESC) WHERE deleted_at IS NULL;
+
 ALTER TABLE messages ADD COLUMN search tsvector
     GENERATED ALWAYS AS (to_tsvector('simple', docreview_search_words(body))) STORED;
 CREATE INDEX messages_search ON messages USING gin (search) WHERE deleted_at IS NULL;
+CREATE INDEX messages_newest ON messages(created_at DESC, id DESC) WHERE deleted_at IS NULL;
 
 -- Each document's title and the text of its latest version (up to SEARCH_TEXT_MAX_CHARS). A
 -- table of its own rather than columns of `reviews`: that row changes with every comment, and a

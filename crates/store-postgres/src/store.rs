@@ -197,8 +197,20 @@ pub(crate) const VISIBLE: &str = "($1::boolean OR r.owner_id = $2 \
      OR (r.project_code IS NOT NULL AND EXISTS \
          (SELECT 1 FROM project_roles pr WHERE pr.project_code = r.project_code AND pr.user_id = $2)))";
 
-/// Binds `$1`–`$4` of `VISIBLE` (and of `rows::SUMMARY_COLUMNS`, which use `$2` and `$3`); bind
-/// them first.
+/// The ids of the documents `VISIBLE` admits for a member (`$2`–`$4`; `All` needs no filter), as
+/// a union of index lookups: owned, linked to one of their projects, and — internal members
+/// only — link-mode or shared with them. The same rule as `VISIBLE`, in a shape the planner can
+/// count: an external member's few project documents are estimated as few, so a search of a
+/// frequent word starts from them instead of from every match. A disabled branch (`$4` false)
+/// folds away in a custom plan.
+pub(crate) const VISIBLE_IDS: &str = "SELECT r.id FROM reviews r WHERE r.owner_id = $2 \
+     UNION SELECT r.id FROM project_roles pr JOIN reviews r ON r.project_code = pr.project_code \
+       WHERE pr.user_id = $2 \
+     UNION SELECT r.id FROM reviews r WHERE $4::boolean AND r.access_mode = 'link' \
+     UNION SELECT a.review_id FROM review_access a WHERE $4::boolean AND a.email = $3";
+
+/// Binds `$1`–`$4` of `VISIBLE` and `VISIBLE_IDS` (and of `rows::SUMMARY_COLUMNS`, which use
+/// `$2` and `$3`); bind them first.
 pub(crate) fn bind_visibility<'q>(
     query: Query<'q, Postgres, PgArguments>,
     visibility: &'q Visibility,

@@ -624,6 +624,51 @@ async fn search_follows_visibility_and_projects() {
     )
     .await;
     assert!(found.is_empty(), "no comments yet");
+
+    // Comment search: the same rule, by both plans (external members read their documents'
+    // items; everyone else goes through the index).
+    for id in ["restricted", "linked", "open"] {
+        let mut item = comment("", "", "usr_owner", T0 + 10);
+        item.review_id = id.to_string();
+        item.version_id = format!("{id}_v1");
+        item.id = format!("c_{id}");
+        item.body = format!("A giraffe in {id}.");
+        let mut reply = message(&item, &format!("m_{id}"), "usr_owner", T0 + 11);
+        reply.body = "Another giraffe.".into();
+        write_items(&store, id, vec![item], vec![reply]).await;
+    }
+    let comment_ids = |visibility: Visibility| {
+        let store = Arc::clone(&store);
+        async move {
+            let mut ids: Vec<String> =
+                comment_hits(&store, comment_search(visibility, prefix_query(&["gir"])))
+                    .await
+                    .into_iter()
+                    .map(|hit| hit.message_id.unwrap_or(hit.comment_id))
+                    .collect();
+            ids.sort();
+            ids
+        }
+    };
+    assert_eq!(
+        comment_ids(member_view(&external)).await,
+        ["c_linked", "m_linked"]
+    );
+    assert_eq!(
+        comment_ids(member_view(&internal)).await,
+        ["c_open", "m_open"]
+    );
+    assert_eq!(
+        comment_ids(Visibility::All {
+            user_id: "usr_internal".into()
+        })
+        .await
+        .len(),
+        6
+    );
+    let mut only_linked = comment_search(member_view(&external), prefix_query(&["giraffe"]));
+    only_linked.review_id = Some("open".into());
+    assert!(comment_hits(&store, only_linked).await.is_empty());
 }
 
 /// Migration 2 on a database holding version-1 data: comments are searchable at once, titles
@@ -786,4 +831,39 @@ async fn document_changes_are_announced() {
         store.delete_review("rev").await,
         Err(StoreError::NotFound)
     ));
+}
+
+/// Ranking covers the newest 1,000 matches (as on SQLite): an older, better match outside them
+/// is not found, and pages end there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_ranks_the_newest_thousand_matches() {
+    let Some(store) = fresh_store().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let alice = user(&store, "usr_alice").await;
+    review(&store, "rev", "usr_alice", T0).await;
+    let items: Vec<_> = (0..1001)
+        .map(|i| {
+            let mut item = comment("rev", &format!("c{i:04}"), "usr_alice", T0 + 1 + i);
+            item.body = if i == 0 {
+                "needle needle needle".into()
+            } else {
+                format!("needle number {i}")
+            };
+            item
+        })
+        .collect();
+    write_items(&store, "rev", items, vec![]).await;
+    let mut search = comment_search(member_view(&alice), prefix_query(&["needle"]));
+    search.limit = 200;
+    let first = comment_hits(&store, search.clone()).await;
+    assert_ne!(
+        first[0].comment_id, "c0000",
+        "the oldest match is outside the window"
+    );
+    search.offset = 950;
+    assert_eq!(comment_hits(&store, search.clone()).await.len(), 50);
+    search.offset = 1000;
+    assert!(comment_hits(&store, search).await.is_empty());
 }
