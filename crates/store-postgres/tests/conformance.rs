@@ -867,3 +867,42 @@ async fn search_ranks_the_newest_thousand_matches() {
     search.offset = 1000;
     assert!(comment_hits(&store, search).await.is_empty());
 }
+
+/// A long document's snippet is cut around its first match, however deep in the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_document_snippets_find_the_match() {
+    let Some(store) = fresh_store().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let alice = user(&store, "usr_alice").await;
+    let mut long = new_review("long", "usr_alice", T0);
+    let filler: Vec<String> = (0..20_000).map(|i| format!("w{i}")).collect();
+    // "aardvark" inside another word first: the window must start at a word.
+    long.search_text = format!(
+        "{} xaardvark {} (Aardvark) sighted. {}",
+        filler[..5000].join(" "),
+        filler[5000..15_000].join(" "),
+        filler[15_000..].join(" ")
+    );
+    store.create_review(long).await.expect("create");
+    let hits = store
+        .search_reviews(ReviewSearch {
+            visibility: member_view(&alice),
+            query: prefix_query(&["aardvark"]),
+            offset: 0,
+            limit: 10,
+        })
+        .await
+        .expect("search");
+    assert_eq!(hits.len(), 1);
+    let snippet = &hits[0].snippet;
+    assert!(
+        snippet.contains(&format!("({MATCH_START}Aardvark{MATCH_END}) sighted")),
+        "{snippet}"
+    );
+    assert!(
+        snippet.starts_with(SNIPPET_ELLIPSIS) && snippet.ends_with(SNIPPET_ELLIPSIS),
+        "{snippet}"
+    );
+}
