@@ -167,6 +167,14 @@ pub struct MemberQuery {
     pub limit: usize,
 }
 
+/// Search ranks the newest this many comment and reply matches the caller may see (after the
+/// filters), and pages reach this deep. Ranking every match of a word found in most of a million
+/// comments costs seconds on either backend; a window keeps every search within tens of
+/// milliseconds. Queries with fewer matches are ranked whole.
+pub const SEARCH_COMMENT_WINDOW: usize = 1000;
+/// The same for documents (the most recently updated matches).
+pub const SEARCH_DOCUMENT_WINDOW: usize = 500;
+
 /// Documents' text is searchable up to this many characters (PostgreSQL's `tsvector` is
 /// bounded, and one rule for both backends keeps results alike).
 pub const SEARCH_TEXT_MAX_CHARS: usize = 200_000;
@@ -207,8 +215,8 @@ pub struct CommentSearch {
     pub limit: usize,
 }
 
-/// One matching comment or reply (deleted items are never indexed), best match first, ties
-/// newest first.
+/// One matching comment or reply, best match first, ties newest first. Deleted items, and
+/// replies of deleted comments, are never found.
 #[derive(Debug, Clone)]
 pub struct CommentHit {
     pub review_id: String,
@@ -368,8 +376,9 @@ pub trait Store: Send + Sync + 'static {
     /// `limit`, as `(review_id, latest_version_id)`. Their titles are searchable already.
     async fn reviews_without_search_text(&self, limit: usize)
     -> StoreResult<Vec<(String, String)>>;
-    /// Sets a document's search text, if its latest version is still `version_id` (otherwise the
-    /// newer version's write has set it already); a gone document is not an error.
+    /// Sets a document's search text if it was never set and its latest version is still
+    /// `version_id` (otherwise a version write has set it already, and it must not be overwritten
+    /// with older text); a gone document is not an error.
     async fn set_search_text(
         &self,
         review_id: &str,

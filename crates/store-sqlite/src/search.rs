@@ -23,8 +23,8 @@ use std::collections::{HashMap, HashSet};
 
 use docreview_core::model::{Category, CommentStatus};
 use docreview_core::store::{
-    CommentHit, CommentSearch, MATCH_END, MATCH_START, ReviewHit, ReviewSearch, StoreResult,
-    Visibility,
+    CommentHit, CommentSearch, MATCH_END, MATCH_START, ReviewHit, ReviewSearch,
+    SEARCH_COMMENT_WINDOW, SEARCH_DOCUMENT_WINDOW, StoreResult, Visibility,
 };
 use rusqlite::{Connection, OptionalExtension, ToSql};
 
@@ -34,9 +34,9 @@ use crate::text::{self, Marked, Term};
 use crate::{internal, rows::to_json};
 
 /// Comment matches ranked per query, newest first (see the module's notes).
-const CANDIDATES: usize = 1000;
+const CANDIDATES: usize = SEARCH_COMMENT_WINDOW;
 /// Document matches ranked per query.
-const DOCUMENT_CANDIDATES: usize = 500;
+const DOCUMENT_CANDIDATES: usize = SEARCH_DOCUMENT_WINDOW;
 /// Matches of each term read to estimate how common it is.
 const IDF_PROBE: usize = 256;
 /// A member who sees at most this many documents has them named to FTS5.

@@ -1309,12 +1309,14 @@ impl Store for SqliteStore {
     ) -> StoreResult<()> {
         let (review_id, version_id) = (review_id.to_string(), version_id.to_string());
         self.write(move |conn| {
-            // Only while `version_id` is still the latest: a newer version's write has set the
-            // text of that version already, and must not be overwritten with an older one.
+            // Only while the text was never set and `version_id` is still the latest: a version
+            // write (new or in place) has set the current text, and must not be overwritten
+            // with an older one.
             conn.prepare_cached(
                 "INSERT INTO review_texts (review_id, body) \
                  SELECT id, ?3 FROM reviews WHERE id = ?1 AND latest_version_id = ?2 \
-                 ON CONFLICT (review_id) DO UPDATE SET body = excluded.body",
+                 ON CONFLICT (review_id) DO UPDATE SET body = excluded.body \
+                 WHERE review_texts.body IS NULL",
             )
             .map_err(internal)?
             .execute(params![review_id, version_id, text])

@@ -10,8 +10,6 @@ use crate::error::{Error, Result};
 
 pub const DEFAULT_LIMIT: usize = 50;
 pub const MAX_LIMIT: usize = 200;
-/// Ranked results are paged by offset; deeper than this, refine the query instead.
-pub const MAX_OFFSET: usize = 10_000;
 
 /// The page size asked for, checked.
 pub fn limit(requested: Option<usize>) -> Result<usize> {
@@ -40,8 +38,8 @@ pub fn not_ours() -> Error {
     Error::invalid("cursor is not one this server issued")
 }
 
-/// The offset inside an offset cursor (`o:{offset}`), or 0 without a cursor.
-pub fn offset(cursor: Option<&str>) -> Result<usize> {
+/// The offset inside an offset cursor (`o:{offset}`), or 0 without a cursor; 400 beyond `max`.
+pub fn offset(cursor: Option<&str>, max: usize) -> Result<usize> {
     let Some(cursor) = cursor else {
         return Ok(0);
     };
@@ -50,9 +48,9 @@ pub fn offset(cursor: Option<&str>) -> Result<usize> {
         .strip_prefix("o:")
         .and_then(|n| n.parse::<usize>().ok())
         .ok_or_else(not_ours)?;
-    if offset > MAX_OFFSET {
+    if offset > max {
         return Err(Error::invalid(format!(
-            "results beyond the first {MAX_OFFSET} are not served; refine the query"
+            "results beyond the first {max} are not served; refine the query"
         )));
     }
     Ok(offset)
@@ -81,7 +79,7 @@ pub fn by_offset<T>(
     cursor: Option<&str>,
 ) -> Result<(Vec<T>, Option<String>)> {
     let limit = self::limit(limit)?;
-    let offset = offset(cursor)?;
+    let offset = offset(cursor, usize::MAX)?;
     let rows: Vec<T> = rows.into_iter().skip(offset).take(limit + 1).collect();
     Ok(trim_offset_page(rows, offset, limit))
 }
@@ -112,10 +110,10 @@ mod tests {
         assert_eq!(limit(None).ok(), Some(50));
         assert!(limit(Some(0)).is_err());
         assert!(limit(Some(201)).is_err());
-        assert_eq!(offset(Some(&offset_cursor(40))).ok(), Some(40));
-        assert!(offset(Some("!!")).is_err());
-        assert!(offset(Some(&encode("k:x"))).is_err());
-        assert!(offset(Some(&offset_cursor(MAX_OFFSET + 1))).is_err());
+        assert_eq!(offset(Some(&offset_cursor(40)), 100).ok(), Some(40));
+        assert!(offset(Some("!!"), 100).is_err());
+        assert!(offset(Some(&encode("k:x")), 100).is_err());
+        assert!(offset(Some(&offset_cursor(101)), 100).is_err());
     }
 
     #[test]

@@ -12,7 +12,10 @@ use crate::access::{self, Actor, Operation};
 use crate::clock::rfc3339;
 use crate::error::{Error, Result};
 use crate::model::{Category, CommentStatus, User};
-use crate::store::{CommentSearch, MATCH_END, MATCH_START, ReviewSearch, SearchQuery, SearchTerm};
+use crate::store::{
+    CommentSearch, MATCH_END, MATCH_START, ReviewSearch, SEARCH_COMMENT_WINDOW,
+    SEARCH_DOCUMENT_WINDOW, SearchQuery, SearchTerm,
+};
 
 /// A query may hold at most this many words, each at most this long.
 const MAX_WORDS: usize = 16;
@@ -88,7 +91,7 @@ impl Service {
         access::permit(actor, Operation::Read)?;
         let parsed = parse_query(query.q.as_deref())?;
         let limit = page::limit(query.limit)?;
-        let offset = page::offset(query.cursor.as_deref())?;
+        let offset = page::offset(query.cursor.as_deref(), SEARCH_COMMENT_WINDOW)?;
         let hits = self
             .store
             .search_comments(CommentSearch {
@@ -125,7 +128,7 @@ impl Service {
         access::permit(actor, Operation::Read)?;
         let parsed = parse_query(query.q.as_deref())?;
         let limit = page::limit(query.limit)?;
-        let offset = page::offset(query.cursor.as_deref())?;
+        let offset = page::offset(query.cursor.as_deref(), SEARCH_DOCUMENT_WINDOW)?;
         let hits = self
             .store
             .search_reviews(ReviewSearch {
