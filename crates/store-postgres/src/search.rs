@@ -10,8 +10,9 @@
 
 use docreview_core::model::{Category, CommentStatus};
 use docreview_core::store::{
-    CommentHit, CommentSearch, MATCH_END, MATCH_START, ReviewHit, ReviewSearch, SNIPPET_ELLIPSIS,
-    SearchQuery, SearchTerm, StoreResult, Visibility,
+    CommentHit, CommentSearch, MATCH_END, MATCH_START, ReviewHit, ReviewSearch,
+    SEARCH_COMMENT_WINDOW, SEARCH_DOCUMENT_WINDOW, SNIPPET_ELLIPSIS, SearchQuery, SearchTerm,
+    StoreResult, Visibility,
 };
 use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Row};
@@ -167,14 +168,12 @@ impl Snippet {
     }
 }
 
-/// Comment and reply matches ranked per query: the newest this many the caller may see (after
-/// the filters). `ts_rank_cd` needs each match's `tsvector`, read from its row, so ranking every
-/// match of a word found in most of 1,000,000 comments takes seconds; ranking a window takes
-/// tens of milliseconds whatever the word. A query with fewer matches is ranked whole; pages
-/// reach at most this deep. The same window as the SQLite backend's, so both answer alike.
-const CANDIDATES: usize = 1000;
-/// Document matches ranked per query, the most recently updated first (as SQLite's backend).
-const DOCUMENT_CANDIDATES: usize = 500;
+/// Comment and reply matches ranked per query (`SEARCH_COMMENT_WINDOW`, the newest the caller
+/// may see after the filters) and document matches (`SEARCH_DOCUMENT_WINDOW`, the most recently
+/// updated). `ts_rank_cd` needs each match's `tsvector`, read from its row, so ranking every match
+/// of a word found in most of 1,000,000 comments takes seconds; a window, tens of milliseconds.
+const CANDIDATES: usize = SEARCH_COMMENT_WINDOW;
+const DOCUMENT_CANDIDATES: usize = SEARCH_DOCUMENT_WINDOW;
 
 /// The tsquery, inline rather than in a scalar subquery: statements run unprepared
 /// (`persistent(false)`), so each is planned with its parameters known, `to_tsquery` of a

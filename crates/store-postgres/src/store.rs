@@ -1233,7 +1233,8 @@ impl Store for PgStore {
         let mut tx = self.begin().await?;
         // FOR KEY SHARE conflicts with `write_version`'s FOR UPDATE (and with deletion) but not
         // with comment writes: a version written meanwhile either waits for this transaction or
-        // is seen here, so older text never overwrites newer.
+        // is seen here. Text a version write set (`version_id` not NULL) is never overwritten,
+        // also when a replaced body kept its version id.
         let latest: Option<String> =
             sqlx::query_scalar("SELECT latest_version_id FROM reviews WHERE id = $1 FOR KEY SHARE")
                 .bind(review_id)
@@ -1246,7 +1247,8 @@ impl Store for PgStore {
         sqlx::query(
             "INSERT INTO review_search (review_id, title, body, version_id) \
              SELECT id, title, $2, $3 FROM reviews WHERE id = $1 \
-             ON CONFLICT (review_id) DO UPDATE SET body = excluded.body, version_id = excluded.version_id",
+             ON CONFLICT (review_id) DO UPDATE SET body = excluded.body, version_id = excluded.version_id \
+             WHERE review_search.version_id IS NULL",
         )
         .bind(review_id)
         .bind(storable(text))

@@ -754,6 +754,13 @@ async fn migration_2_covers_existing_rows() {
             .expect("pending")
             .is_empty()
     );
+    // Set once: a later backfill (say, of a body replaced in place) never overwrites it.
+    store
+        .set_search_text("rev", "rev_v1", "stale words".into())
+        .await
+        .expect("ignored");
+    assert_eq!(docs(&["ledger"]).await, 1);
+    assert_eq!(docs(&["stale"]).await, 0);
     store
         .set_search_text("gone", "gone_v1", "x".into())
         .await
