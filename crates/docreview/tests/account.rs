@@ -478,3 +478,42 @@ async fn code_exchange_rejects_malformed_bodies() {
         .await;
     text.expect_error(415, "unsupported_media_type");
 }
+
+#[tokio::test]
+async fn failed_sign_ins_are_rate_limited_and_a_cross_site_sign_out_is_refused() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let attempt = |password: &'static str| {
+        raw.post(format!("{}/login", server.base))
+            .header("origin", &server.base)
+            .form(&[("email", "ada@example.com"), ("password", password)])
+            .send()
+    };
+    for _ in 0..10 {
+        assert_eq!(attempt("wrong").await.expect("post").status().as_u16(), 401);
+    }
+    let limited = attempt(PASSWORD).await.expect("post");
+    assert_eq!(
+        limited.status().as_u16(),
+        429,
+        "even the right password waits"
+    );
+    assert!(limited.headers().get("set-cookie").is_none());
+
+    let other = Server::start();
+    other.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let session = other.sign_in("ada@example.com", PASSWORD).await;
+    let cross = raw
+        .post(format!("{}/logout", other.base))
+        .header("origin", "https://evil.example")
+        .header("cookie", session.cookie.as_deref().expect("cookie"))
+        .send()
+        .await
+        .expect("logout");
+    assert_eq!(cross.status().as_u16(), 403);
+    session.get("/api/me").await.expect(200);
+}
