@@ -7,6 +7,7 @@ use crate::model::{
     AccessMode, Account, GrantRole, Membership, Millis, ProjectRole, ReviewHead, Role, Scope,
     SharedKind, UserStatus,
 };
+use crate::store::Visibility;
 
 /// How the caller proved who they are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,11 +86,12 @@ impl Operation {
         }
     }
 
+    /// A person signed in to the web app may do whatever their role allows, except act as an
+    /// agent: runs are for agents' tokens. This departs from DESIGN.md §2's table (which lists
+    /// cookies for reading, comments and the account only) so the web app can offer every
+    /// screen through the same use cases; `docs/web.md` says why.
     fn accepts_session(self) -> bool {
-        matches!(
-            self,
-            Operation::Read | Operation::Comment | Operation::Account
-        )
+        self != Operation::Run
     }
 
     /// The scope a personal token needs; `None` means any scope will do.
@@ -123,13 +125,14 @@ pub fn permit(actor: &Actor, operation: Operation) -> Result<()> {
     }
 }
 
-/// Checks an extra scope a personal token needs for part of a request (e.g. sharing rows on create).
+/// Checks an extra scope a personal token needs for part of a request (e.g. sharing rows on
+/// create). A browser session holds every scope; shared tokens hold none.
 pub fn require_scope(actor: &Actor, scope: Scope) -> Result<()> {
     match &actor.credential {
         Credential::Personal { scopes, .. } if !scopes.contains(&scope) => {
             Err(Error::InsufficientScope(scope.as_str()))
         }
-        Credential::Personal { .. } => Ok(()),
+        Credential::Personal { .. } | Credential::Session { .. } => Ok(()),
         _ => Err(Error::forbidden(
             "this kind of credential cannot change sharing",
         )),
@@ -150,6 +153,8 @@ pub fn role_on(
 }
 
 /// The role a member holds on a document, whoever asks (e.g. a new owner must be able to see it).
+/// A grant names the account by its email exactly: emails are stored normalized (lower case,
+/// `normalize_email`), and the stores' visibility filters compare them as stored.
 pub fn account_role(
     account: &Account,
     head: &ReviewHead,
@@ -158,7 +163,7 @@ pub fn account_role(
     let grant = head
         .grants
         .iter()
-        .find(|grant| grant.email.eq_ignore_ascii_case(&account.email))
+        .find(|grant| grant.email == account.email)
         .map(|grant| grant.role);
     member_role(
         account,
@@ -213,6 +218,36 @@ fn member_role(
     let shared = grant.map(GrantRole::role);
     let by_link = (mode == AccessMode::Link).then_some(Role::Viewer);
     shared.max(by_link).max(by_project)
+}
+
+/// What the caller may see in lists and searches, as the stores filter it; `None` when they can
+/// see no document at all. The same rule as `role_on`, in the shape a query can apply; the
+/// conformance suite checks each backend's filter against `role_on`, document by document.
+pub fn visibility(actor: &Actor) -> Option<Visibility> {
+    if actor.shared_kind().is_some() {
+        return Some(Visibility::All {
+            user_id: actor.id().to_string(),
+        });
+    }
+    account_visibility(&actor.account)
+}
+
+/// `visibility` for a member (`member_role`): nothing unless active; everything for admins;
+/// else their own, their projects', and, if internal, shared and link-mode documents.
+pub fn account_visibility(account: &Account) -> Option<Visibility> {
+    if account.status != UserStatus::Active {
+        return None;
+    }
+    let user_id = account.id().to_string();
+    Some(if account.is_admin {
+        Visibility::All { user_id }
+    } else {
+        Visibility::Member {
+            user_id,
+            email: account.email.clone(),
+            internal: account.membership == Membership::Internal,
+        }
+    })
 }
 
 /// Looks up the caller's role, turning "cannot see" into 404.
@@ -316,9 +351,28 @@ mod tests {
                 session_id: "ses_1".into(),
             },
         };
-        assert!(permit(&session, Operation::Comment).is_ok());
+        for operation in [
+            Operation::Read,
+            Operation::Comment,
+            Operation::Deliver,
+            Operation::Manage,
+            Operation::ReadSharing,
+            Operation::ChangeSharing,
+            Operation::Grant,
+            Operation::LinkProject,
+            Operation::Account,
+            Operation::OrgRead,
+            Operation::OrgWrite,
+        ] {
+            assert!(permit(&session, operation).is_ok(), "{operation:?}");
+        }
         assert!(matches!(
             permit(&session, Operation::Run),
+            Err(Error::Forbidden(_))
+        ));
+        assert!(require_scope(&session, Scope::Access).is_ok());
+        assert!(matches!(
+            require_scope(&agent, Scope::Access),
             Err(Error::Forbidden(_))
         ));
     }
@@ -352,10 +406,19 @@ mod tests {
         let shared = head(
             AccessMode::Restricted,
             vec![crate::model::AccessGrant {
-                email: "U@EXAMPLE.com".into(),
+                email: "u@example.com".into(),
                 role: GrantRole::Editor,
             }],
         );
         assert_eq!(role_on(&internal, &shared, None), Some(Role::Editor));
+        // Emails are stored normalized; a grant names them exactly, as the stores compare.
+        let other_case = head(
+            AccessMode::Restricted,
+            vec![crate::model::AccessGrant {
+                email: "U@EXAMPLE.com".into(),
+                role: GrantRole::Editor,
+            }],
+        );
+        assert_eq!(role_on(&internal, &other_case, None), None);
     }
 }

@@ -43,11 +43,18 @@ pub fn resolve(
                 return Err(Error::invalid("locator.quote.exact must not be empty"));
             }
             let hint = position.as_ref().map(|p| p.start);
-            let found = docreview_text::find_exact(&text.text, &to_text_quote(quote), hint)
-                .ok_or_else(|| {
-                    Error::invalid("locator.quote was not found in the document's text")
-                })?;
-            Some((found.start, found.end))
+            match docreview_text::find_exact(&text.text, &to_text_quote(quote), hint) {
+                Some(found) => Some((found.start, found.end)),
+                // A quote copied from the rendered page has line breaks where blocks meet (the
+                // text has none) or other white space: found without comparing white space, and
+                // anchored to the text's own passage.
+                None => Some(
+                    docreview_text::find_ignoring_whitespace(&text.text, &quote.exact, hint)
+                        .ok_or_else(|| {
+                            Error::invalid("locator.quote was not found in the document's text")
+                        })?,
+                ),
+            }
         }
         (None, Some(position)) => {
             if position.start >= position.end || position.end > text_len {

@@ -6,9 +6,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// No usable credential: missing, unknown, expired, revoked, or its holder is suspended.
-    #[error("authentication required")]
-    Unauthorized,
+    /// No usable credential; the failure says which (the 401's `reason`).
+    #[error("{}", .0.advice())]
+    Unauthorized(AuthFailure),
     /// A personal token lacks the scope the operation needs.
     #[error("this token lacks the `{0}` scope; issue a token with it")]
     InsufficientScope(&'static str),
@@ -53,6 +53,52 @@ pub enum Error {
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// Why a credential was not accepted (DESIGN.md §6: the `reason` of a 401).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthFailure {
+    /// No credential at all.
+    Missing,
+    /// Not a credential this service could have issued (wrong scheme, shape or checksum).
+    Malformed,
+    /// Well-formed, but no such token or session (or a wrong password).
+    Unknown,
+    Expired,
+    Revoked,
+    /// The holder is suspended or removed.
+    Suspended,
+}
+
+impl AuthFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthFailure::Missing => "missing",
+            AuthFailure::Malformed => "malformed",
+            AuthFailure::Unknown => "unknown",
+            AuthFailure::Expired => "expired",
+            AuthFailure::Revoked => "revoked",
+            AuthFailure::Suspended => "suspended",
+        }
+    }
+
+    /// What the caller can do about it.
+    fn advice(self) -> &'static str {
+        match self {
+            AuthFailure::Missing => {
+                "authentication required: send `Authorization: Bearer <token>` or sign in"
+            }
+            AuthFailure::Malformed => {
+                "the credential is malformed: send `Authorization: Bearer <token>` with a token this service issued"
+            }
+            AuthFailure::Unknown => {
+                "the credential is not known here: sign in again or use another token"
+            }
+            AuthFailure::Expired => "the credential has expired: sign in again or make a new token",
+            AuthFailure::Revoked => "the token was revoked: make a new token",
+            AuthFailure::Suspended => "the account is suspended: ask an organization admin",
+        }
+    }
+}
+
 impl Error {
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::InvalidRequest(message.into())
@@ -72,6 +118,9 @@ impl From<StoreError> for Error {
                 Error::AlreadyExists(format!("{what} already exists"))
             }
             StoreError::NotFound => Error::NotFound("document"),
+            StoreError::LastAdmin => Error::InvalidTransition(
+                "the organization needs at least one active administrator".into(),
+            ),
             StoreError::Unavailable(source) => Error::Unavailable(source),
             StoreError::Internal(source) => Error::Internal(source),
         }

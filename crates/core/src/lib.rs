@@ -16,5 +16,5 @@ pub mod store;
 pub mod texts;
 pub mod view;
 
-pub use error::{Error, Result};
+pub use error::{AuthFailure, Error, Result};
 pub use service::Service;

@@ -15,6 +15,8 @@ use crate::model::Section;
 pub struct VersionText {
     pub text: IndexedText,
     pub sections: Vec<Section>,
+    /// Where blocks start and end in `text` (code points), for splitting words.
+    pub block_breaks: Vec<usize>,
 }
 
 impl VersionText {
@@ -36,13 +38,25 @@ impl VersionText {
         VersionText {
             text: IndexedText::new(extracted.text),
             sections,
+            block_breaks: extracted.block_breaks,
         }
     }
 
-    /// The text full-text search indexes: whitespace runs collapsed, cut to
+    /// The text full-text search indexes: a space where blocks meet (so `<h2>Scope</h2><p>alpha`
+    /// indexes two words, as a reader sees them), whitespace runs collapsed, cut to
     /// `SEARCH_TEXT_MAX_CHARS`.
     pub fn search_text(&self) -> String {
-        let collapsed = docreview_text::collapse_whitespace(self.text.as_str());
+        let text = self.text.as_str();
+        let mut spaced = String::with_capacity(text.len() + self.block_breaks.len());
+        let mut breaks = self.block_breaks.iter().peekable();
+        for (at, c) in text.chars().enumerate() {
+            if breaks.next_if(|&&offset| offset <= at).is_some() {
+                while breaks.next_if(|&&offset| offset <= at).is_some() {}
+                spaced.push(' ');
+            }
+            spaced.push(c);
+        }
+        let collapsed = docreview_text::collapse_whitespace(&spaced);
         match collapsed
             .char_indices()
             .nth(crate::store::SEARCH_TEXT_MAX_CHARS)

@@ -22,6 +22,20 @@ pub struct Seeded {
 /// Ada's password for browser sign-in (a demo on a throwaway database, printed on start).
 pub const DEMO_PASSWORD: &str = "demo-password";
 
+/// The demo's data directory, removed when dropped.
+pub struct Throwaway(pub PathBuf);
+
+impl Drop for Throwaway {
+    fn drop(&mut self) {
+        if let Err(error) = std::fs::remove_dir_all(&self.0) {
+            eprintln!(
+                "could not remove the demo data in {}: {error}",
+                self.0.display()
+            );
+        }
+    }
+}
+
 /// A new, empty directory under the system's temporary directory.
 pub fn fresh_data_dir() -> anyhow::Result<PathBuf> {
     let mut suffix = [0u8; 6];
@@ -236,6 +250,42 @@ pub async fn seed(service: &Service) -> anyhow::Result<Seeded> {
         )
         .await?;
     service
+        .add_comment(
+            &alan,
+            id,
+            comment(
+                "Say what \"popular\" means: the top 1% of documents by reads?",
+                Category::NeedsReview,
+                quote("popular reviews load in under five milliseconds"),
+            ),
+        )
+        .await?;
+    service
+        .add_comment(
+            &grace,
+            id,
+            comment(
+                "Add how we measure this in production (a p99 per endpoint?).",
+                Category::Add,
+                Some(Locator {
+                    section_id: Some("goals".into()),
+                    ..Locator::default()
+                }),
+            ),
+        )
+        .await?;
+    service
+        .add_comment(
+            &alan,
+            id,
+            comment(
+                "Overall this is ready for a first rollout once the sizing question is settled.",
+                Category::Note,
+                None,
+            ),
+        )
+        .await?;
+    service
         .set_status(
             &ada,
             id,
@@ -259,6 +309,53 @@ pub async fn seed(service: &Service) -> anyhow::Result<Seeded> {
         )
         .await?;
     drop(cold);
+    // An agent reviewed the new version: a completed run with its suggestions.
+    let run = service
+        .start_run(
+            &agent,
+            id,
+            StartRun {
+                title: Some("Style and clarity pass".into()),
+                ..StartRun::default()
+            },
+        )
+        .await?;
+    service
+        .add_run_comment(
+            &agent,
+            id,
+            &run.id,
+            comment(
+                "\"Watch the p99 latency\": name the threshold that stops the rollout.",
+                Category::Revise,
+                quote("watch the p99 latency"),
+            ),
+        )
+        .await?;
+    service
+        .add_run_comment(
+            &agent,
+            id,
+            &run.id,
+            comment(
+                "\"without any invalidation\" repeats the previous sentence; consider deleting it.",
+                Category::Delete,
+                quote("without any invalidation"),
+            ),
+        )
+        .await?;
+    service
+        .finish_run(
+            &agent,
+            id,
+            &run.id,
+            FinishRun {
+                status: RunStatus::Completed,
+                summary: Some("2 suggestions on wording".into()),
+                base_comments_revision: None,
+            },
+        )
+        .await?;
 
     // A restricted incident review, shared with Grace, reviewed by an agent run.
     let incident = service
@@ -365,7 +462,10 @@ pub fn print_welcome(base_url: &str, data_dir: &Path, seeded: &Seeded) {
     println!("  Base URL:        {base_url}");
     println!("  Demo user:       ada@example.com (Ada Lovelace, organization admin)");
     println!("  Personal token:  {token}");
-    println!("  Browser sign-in: {base_url}/login (ada@example.com, password {DEMO_PASSWORD})");
+    println!(
+        "  Web app:         {base_url}/ (sign in as ada@example.com, password {DEMO_PASSWORD})"
+    );
+    println!("  Review screen:   {base_url}/reviews/{review}");
     println!();
     println!("Try it:");
     println!("  export DOCREVIEW_URL={base_url}");

@@ -91,6 +91,20 @@ struct ServeArgs {
     /// Start on a fresh database seeded with demo users, documents and comments, and print a token.
     #[arg(long)]
     demo: bool,
+    /// Connections held at once; beyond, new ones are closed.
+    #[arg(long, env = "DOCREVIEW_MAX_CONNECTIONS", default_value_t = 4096)]
+    max_connections: usize,
+    /// Connections from one address at once (raise it behind a proxy, whose address every
+    /// client shares).
+    #[arg(
+        long,
+        env = "DOCREVIEW_MAX_CONNECTIONS_PER_ADDRESS",
+        default_value_t = 256
+    )]
+    max_connections_per_address: usize,
+    /// Seconds a client has to send a request's headers (also when idle between requests).
+    #[arg(long, env = "DOCREVIEW_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    header_timeout_secs: u64,
 }
 
 #[derive(Subcommand)]
@@ -110,6 +124,35 @@ enum AdminCommand {
         /// Read a password for browser sign-in from standard input.
         #[arg(long)]
         password_stdin: bool,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+    /// Give a member a password for browser sign-in (or replace theirs), read from standard
+    /// input; e.g. for an external member an admin registered.
+    SetPassword {
+        #[arg(long)]
+        email: String,
+        /// Read the new password from standard input (the only way: never on the command line).
+        #[arg(long, required = true)]
+        password_stdin: bool,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+    /// List the members: email, name, membership, status and whether they are admins.
+    ListUsers {
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+    /// List a member's personal tokens in use: id, name, scopes, expiry, last use.
+    ListTokens {
+        #[arg(long)]
+        email: String,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+    /// Revoke a personal token by its id (`tok_…`, as `list-tokens` shows it).
+    RevokeToken {
+        token_id: String,
         #[command(flatten)]
         storage: StorageArgs,
     },
@@ -251,6 +294,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (None, true) => demo::fresh_data_dir()?,
         (None, false) => PathBuf::from("./data"),
     };
+    // A demo's throwaway database goes when the server stops (however `serve` returns).
+    let _throwaway =
+        (args.demo && args.storage.data_dir.is_none()).then(|| demo::Throwaway(data_dir.clone()));
     let backend = backend(&args.storage, &data_dir)?;
     match &backend {
         Backend::Sqlite(path) if args.demo && path.exists() => bail!(
@@ -281,6 +327,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .context("seeding the demo data")?;
         demo::print_welcome(&base_url, &data_dir, &seeded);
     }
+    let stop = shutdown_signal();
     println!("docreview listening on http://{address}");
     tracing::info!(%address, database = %describe(&backend), "docreview started");
 
@@ -290,15 +337,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let shutdown = tokio_util::sync::CancellationToken::new();
     let web = docreview_server::WebSettings::for_public_url(args.public_url.as_deref());
     let app = docreview_server::app(service, shutdown.clone(), web);
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move {
-        shutdown_signal().await;
+    let limits = docreview_server::ConnectionLimits {
+        total: args.max_connections.max(1),
+        per_address: args.max_connections_per_address.max(1),
+        header_timeout: Duration::from_secs(args.header_timeout_secs.max(1)),
+    };
+    docreview_server::serve(listener, app, limits, async move {
+        stop.await;
         shutdown.cancel();
     })
-    .await?;
+    .await;
     sweeper.abort();
     Ok(())
 }
@@ -325,26 +373,30 @@ async fn sweep_stale_runs(service: Arc<Service>) {
     }
 }
 
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Listens for Ctrl-C and SIGTERM from the moment it is called (not from the first poll), so a
+/// stop sent right after the server says it listens still shuts it down gracefully.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    let terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    let interrupt = tokio::signal::ctrl_c();
+    async move {
+        #[cfg(unix)]
+        let terminate = async {
+            match terminate {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        #[cfg(not(unix))]
+        let terminate = std::future::pending::<()>();
+        tokio::select! {
+            _ = interrupt => {},
+            () = terminate => {},
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
+        tracing::info!("shutting down");
     }
-    tracing::info!("shutting down");
 }
 
 async fn admin(command: AdminCommand) -> anyhow::Result<()> {
@@ -377,6 +429,54 @@ async fn admin(command: AdminCommand) -> anyhow::Result<()> {
                 })
                 .await?;
             println!("{}", account.user.id);
+        }
+        AdminCommand::SetPassword {
+            email,
+            password_stdin: _,
+            storage,
+        } => {
+            let password = read_password()?;
+            let hash =
+                docreview_core::identity::hash_password(&password).map_err(anyhow::Error::msg)?;
+            let service = open_admin_service(&storage).await?;
+            let account = service.set_password(&email, hash).await?;
+            println!("{} can now sign in with that password", account.email);
+        }
+        AdminCommand::ListUsers { storage } => {
+            let service = open_admin_service(&storage).await?;
+            println!("EMAIL\tNAME\tMEMBERSHIP\tSTATUS\tADMIN");
+            for account in service.all_users().await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}",
+                    account.email,
+                    account.user.display_name,
+                    account.membership,
+                    account.status,
+                    if account.is_admin { "yes" } else { "no" }
+                );
+            }
+        }
+        AdminCommand::ListTokens { email, storage } => {
+            let service = open_admin_service(&storage).await?;
+            println!("ID\tNAME\tSCOPES\tEXPIRES\tLAST USED");
+            for token in service.tokens_of_member(&email).await? {
+                let scopes: Vec<&str> = token.scopes.iter().map(|scope| scope.as_str()).collect();
+                println!(
+                    "{}\t{}\t{}\t{}\t{}",
+                    token.id,
+                    token.name,
+                    scopes.join(","),
+                    docreview_core::clock::rfc3339(token.expires_at),
+                    token
+                        .last_used_at
+                        .map_or_else(|| "never".to_string(), docreview_core::clock::rfc3339)
+                );
+            }
+        }
+        AdminCommand::RevokeToken { token_id, storage } => {
+            let service = open_admin_service(&storage).await?;
+            service.revoke_token_by_id(&token_id).await?;
+            println!("{token_id} is revoked; it stops working at once");
         }
         AdminCommand::IssueToken {
             email,

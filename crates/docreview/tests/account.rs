@@ -334,8 +334,8 @@ async fn approve(session: &Client, challenge: &str, name: &str, scopes: &str) ->
         ]))
         .await;
     assert_eq!(approved.status, 200, "{}", approved.text);
-    let start =
-        approved.text.find("<p class=\"code\">").expect("a code") + "<p class=\"code\">".len();
+    let marker = "id=\"login-code\">";
+    let start = approved.text.find(marker).expect("a code") + marker.len();
     approved.text[start..]
         .split('<')
         .next()
@@ -516,4 +516,199 @@ async fn failed_sign_ins_are_rate_limited_and_a_cross_site_sign_out_is_refused()
         .expect("logout");
     assert_eq!(cross.status().as_u16(), 403);
     session.get("/api/me").await.expect(200);
+}
+
+#[tokio::test]
+async fn an_operator_sets_a_members_password() {
+    let server = Server::start();
+    server.create_user("eve@example.com", "Eve", &[]);
+    let set = |email: &str, password: &str| {
+        server.admin_with_input(
+            &["set-password", "--email", email, "--password-stdin"],
+            password,
+        )
+    };
+    // Refusals say why and change nothing.
+    let short = set("eve@example.com", "short\n");
+    assert!(!short.status.success());
+    assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8 characters"));
+    let nobody = set("nobody@example.com", "long enough password\n");
+    assert!(!nobody.status.success());
+    assert!(String::from_utf8_lossy(&nobody.stderr).contains("not found"));
+    let without_stdin = server.admin(&["set-password", "--email", "eve@example.com"]);
+    assert!(
+        !without_stdin.status.success(),
+        "the password never comes from the command line"
+    );
+
+    let done = set("eve@example.com", "long enough password\n");
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    server
+        .sign_in("eve@example.com", "long enough password")
+        .await;
+}
+
+/// A 401 says why (DESIGN.md §6): `reason` tells missing, malformed, unknown, expired, revoked
+/// and suspended credentials apart, and `WWW-Authenticate` follows RFC 6750.
+#[tokio::test]
+async fn every_401_says_why() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &["--admin"]);
+    server.create_user("bob@example.com", "Bob", &[]);
+    let admin = server.client(Some(&server.issue_token("ada@example.com", "org")));
+    let bob_token = server.issue_token("bob@example.com", "comments");
+    let expired = server.admin(&[
+        "issue-token",
+        "--email",
+        "ada@example.com",
+        "--expires-in-days",
+        "0",
+    ]);
+    let expired = String::from_utf8(expired.stdout)
+        .expect("utf8")
+        .trim()
+        .to_string();
+    let revoked = server.issue_token("ada@example.com", "comments");
+    let revoker = server.client(Some(&revoked));
+    let revoked_id = revoker.get("/api/me").await.expect(200)["token"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    revoker
+        .delete(&format!("/api/me/tokens/{revoked_id}"))
+        .await
+        .expect(200);
+    admin
+        .patch(
+            "/api/org/members",
+            &json!({ "email": "bob@example.com", "status": "suspended" }),
+        )
+        .await
+        .expect(200);
+    // A well-formed token (prefix, length, checksum) that this server never issued.
+    let (unknown, _) = docreview_core::identity::mint_personal_token();
+    let unknown = unknown.expose().to_string();
+
+    let anonymous = server.client(None);
+    let cases: Vec<(&str, Client, &str)> = vec![
+        ("missing", anonymous.clone(), "Bearer"),
+        (
+            "malformed",
+            anonymous.with_token(Some("not-a-token")),
+            "Bearer error=\"invalid_token\"",
+        ),
+        (
+            "unknown",
+            server.client(Some(&unknown)),
+            "Bearer error=\"invalid_token\"",
+        ),
+        (
+            "expired",
+            server.client(Some(&expired)),
+            "Bearer error=\"invalid_token\"",
+        ),
+        (
+            "revoked",
+            server.client(Some(&revoked)),
+            "Bearer error=\"invalid_token\"",
+        ),
+        (
+            "suspended",
+            server.client(Some(&bob_token)),
+            "Bearer error=\"invalid_token\"",
+        ),
+    ];
+    for (reason, client, challenge) in cases {
+        let reply = client.get("/api/reviews").await;
+        assert_eq!(
+            reply.expect_error(401, "unauthorized")["reason"],
+            reason,
+            "{}",
+            reply.text
+        );
+        assert_eq!(
+            reply.header("www-authenticate"),
+            Some(challenge),
+            "{reason}"
+        );
+    }
+    // A wrong scheme is malformed too.
+    let basic = anonymous
+        .send(
+            anonymous
+                .raw("GET", "/api/reviews")
+                .header("authorization", "Basic YTpi"),
+        )
+        .await;
+    assert_eq!(
+        basic.expect_error(401, "unauthorized")["reason"],
+        "malformed"
+    );
+}
+
+/// The operator's view of members and tokens: `admin list-users`, `admin list-tokens`,
+/// `admin revoke-token`, with their refusals.
+#[tokio::test]
+async fn operators_list_members_and_tokens_and_revoke_a_token() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada Lovelace", &["--admin"]);
+    server.create_user("eve@example.com", "Eve", &["--external"]);
+    let token = server.issue_token("eve@example.com", "comments");
+    let stdout = |output: std::process::Output| {
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf8")
+    };
+
+    let users = stdout(server.admin(&["list-users"]));
+    assert!(
+        users.contains("ada@example.com\tAda Lovelace\tinternal\tactive\tyes"),
+        "{users}"
+    );
+    assert!(
+        users.contains("eve@example.com\tEve\texternal\tactive\tno"),
+        "{users}"
+    );
+    assert!(!users.contains("svc_"), "no service principals: {users}");
+
+    let tokens = stdout(server.admin(&["list-tokens", "--email", "eve@example.com"]));
+    let line = tokens.lines().nth(1).expect("one token");
+    let id = line.split('\t').next().expect("id").to_string();
+    assert!(
+        id.starts_with("tok_") && line.contains("\tcomments\t"),
+        "{tokens}"
+    );
+    assert!(line.ends_with("\tnever"), "{line}");
+
+    stdout(server.admin(&["revoke-token", &id]));
+    let reply = server.client(Some(&token)).get("/api/me").await;
+    assert_eq!(reply.expect_error(401, "unauthorized")["reason"], "revoked");
+    let listed = stdout(server.admin(&["list-tokens", "--email", "eve@example.com"]));
+    assert_eq!(
+        listed.lines().count(),
+        1,
+        "only the header is left: {listed}"
+    );
+
+    // Refusals say why.
+    for (args, why) in [
+        (vec!["revoke-token", id.as_str()], "revoked already"),
+        (vec!["revoke-token", "tok_nobody"], "not found"),
+        (
+            vec!["list-tokens", "--email", "nobody@example.com"],
+            "not found",
+        ),
+    ] {
+        let output = server.admin(&args);
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
 }

@@ -4,7 +4,8 @@
 //! Callers (columns):
 //! - `anon`: no credentials; `agent`, `import`, `manage`: the three shared tokens;
 //! - `docs`, `access`, `comments`, `org`: personal tokens of the org admin Ada holding that single
-//!   scope, and `cookie`: Ada's browser session (with her site's `Origin`);
+//!   scope; `cookie`: Ada's browser session, and `ck-edit`: the editor's (both with the site's
+//!   `Origin`). A session may do what its person's role allows, except runs (docs/web.md);
 //! - `owner` … `admin`: personal tokens with every scope, held by the document's owner, an editor
 //!   and a viewer it is shared with, an internal member it is not shared with, an external member
 //!   with the editor role in its project, an external member without a role there, and Ada.
@@ -27,9 +28,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use support::{Client, Server, html_part};
 
-const CALLERS: [&str; 16] = [
-    "anon", "agent", "import", "manage", "docs", "access", "comments", "org", "cookie", "owner",
-    "editor", "viewer", "outsider", "ext+role", "ext", "admin",
+const CALLERS: [&str; 17] = [
+    "anon", "agent", "import", "manage", "docs", "access", "comments", "org", "cookie", "ck-edit",
+    "owner", "editor", "viewer", "outsider", "ext+role", "ext", "admin",
 ];
 
 enum Body {
@@ -44,7 +45,7 @@ struct Row {
     body: Body,
     /// Needs its own fixture in every cell (the call changes or consumes it).
     fresh: bool,
-    expect: [&'static str; 16],
+    expect: [&'static str; 17],
 }
 
 const fn row(
@@ -52,7 +53,7 @@ const fn row(
     path: &'static str,
     body: Body,
     fresh: bool,
-    expect: [&'static str; 16],
+    expect: [&'static str; 17],
 ) -> Row {
     Row {
         method,
@@ -70,81 +71,81 @@ const WRITE: bool = true;
 
 #[rustfmt::skip]
 const MATRIX: &[Row] = &[
-    //                                                                                        anon   agent  import manage docs   access comms  org    cookie owner  editor viewer outsdr ext+r  ext    admin
+    //                                                                                        anon   agent  import manage docs   access comms  org    cookie ck-ed  owner  editor viewer outsdr ext+r  ext    admin
     // Reviews
-    row("GET",    "/api/reviews",                                    NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
+    row("GET",    "/api/reviews",                                    NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
     row("POST",   "/api/reviews",                                    Json(r#"{"review":{"title":"New"}}"#), WRITE,
-                                                                                         ["401", "frb", "201", "frb", "201", "isc", "isc", "isc", "frb", "201", "201", "201", "201", "prq", "prq", "201"]),
+                                                                                         ["401", "frb", "201", "frb", "201", "isc", "isc", "isc", "201", "201", "201", "201", "201", "201", "prq", "prq", "201"]),
     row("POST",   "/api/reviews",                                    Json(r#"{"project":"MATRIX-P","review":{"title":"In project"}}"#), WRITE,
-                                                                                         ["401", "frb", "201", "frb", "201", "isc", "isc", "isc", "frb", "201", "prr", "prr", "prr", "201", "prr", "201"]),
-    row("GET",    "/api/reviews/{doc}",                              NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "404", "200", "404", "200"]),
-    row("GET",    "/api/reviews/{doc}/dom-context",                  NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "404", "200", "404", "200"]),
-    row("GET",    "/api/reviews/{doc}/versions/{version}/bundle",    NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "404", "200", "404", "200"]),
-    row("GET",    "/api/reviews/{doc}/events",                       NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "404", "200", "404", "200"]),
+                                                                                         ["401", "frb", "201", "frb", "201", "isc", "isc", "isc", "201", "prr", "201", "prr", "prr", "prr", "201", "prr", "201"]),
+    row("GET",    "/api/reviews/{doc}",                              NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "404", "200", "404", "200"]),
+    row("GET",    "/api/reviews/{doc}/dom-context",                  NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "404", "200", "404", "200"]),
+    row("GET",    "/api/reviews/{doc}/versions/{version}/bundle",    NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "404", "200", "404", "200"]),
+    row("GET",    "/api/reviews/{doc}/events",                       NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "404", "200", "404", "200"]),
     // Import
-    row("POST",   "/api/reviews/import-html",                        Html,   WRITE, ["401", "frb", "201", "frb", "201", "isc", "isc", "isc", "frb", "201", "201", "201", "201", "prq", "prq", "201"]),
-    row("POST",   "/api/reviews/{doc}/import-html",                  Html,   WRITE, ["401", "frb", "201", "frb", "201", "isc", "isc", "isc", "frb", "201", "201", "frb", "404", "201", "404", "201"]),
+    row("POST",   "/api/reviews/import-html",                        Html,   WRITE, ["401", "frb", "201", "frb", "201", "isc", "isc", "isc", "201", "201", "201", "201", "201", "201", "prq", "prq", "201"]),
+    row("POST",   "/api/reviews/{doc}/import-html",                  Html,   WRITE, ["401", "frb", "201", "frb", "201", "isc", "isc", "isc", "201", "201", "201", "201", "frb", "404", "201", "404", "201"]),
     // Runs
     row("POST",   "/api/reviews/{doc}/ai-review-runs",               Json(r#"{"title":"Pass"}"#), WRITE,
-                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "frb", "201", "201", "201", "404", "201", "404", "201"]),
+                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "frb", "frb", "201", "201", "201", "404", "201", "404", "201"]),
     row("PATCH",  "/api/reviews/{doc}/ai-review-runs/{run}",         Json(r#"{"status":"completed"}"#), WRITE,
-                                                                                         ["401", "200", "frb", "frb", "isc", "isc", "200", "isc", "frb", "200", "200", "frb", "404", "200", "404", "200"]),
+                                                                                         ["401", "200", "frb", "frb", "isc", "isc", "200", "isc", "frb", "frb", "200", "200", "frb", "404", "200", "404", "200"]),
     row("POST",   "/api/reviews/{doc}/ai-review-runs/{run}/comments", Json(r#"{"body":"From the run"}"#), WRITE,
-                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "frb", "201", "201", "201", "404", "201", "404", "201"]),
+                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "frb", "frb", "201", "201", "201", "404", "201", "404", "201"]),
     // Comments
     row("POST",   "/api/reviews/{doc}/comments",                     Json(r#"{"body":"A note"}"#), WRITE,
-                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "201", "201", "201", "201", "404", "201", "404", "201"]),
+                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "201", "201", "201", "201", "201", "404", "201", "404", "201"]),
     row("PATCH",  "/api/reviews/{doc}/comments/{comment}",           Json(r#"{"body":"Edited"}"#), WRITE,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "200", "isc", "200", "frb", "frb", "frb", "404", "frb", "404", "200"]),
-    row("DELETE", "/api/reviews/{doc}/comments/{draft}",             NoBody, WRITE, ["401", "frb", "frb", "frb", "isc", "isc", "200", "isc", "200", "frb", "frb", "frb", "404", "frb", "404", "200"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "200", "isc", "200", "frb", "frb", "frb", "frb", "404", "frb", "404", "200"]),
+    row("DELETE", "/api/reviews/{doc}/comments/{draft}",             NoBody, WRITE, ["401", "frb", "frb", "frb", "isc", "isc", "200", "isc", "200", "frb", "frb", "frb", "frb", "404", "frb", "404", "200"]),
     row("PATCH",  "/api/reviews/{doc}/comments/{comment}/anchor",    Json(r#"{"locator":{"quote":{"exact":"second paragraph"}}}"#), WRITE,
-                                                                                         ["401", "200", "frb", "frb", "isc", "isc", "200", "isc", "200", "200", "200", "frb", "404", "200", "404", "200"]),
+                                                                                         ["401", "200", "frb", "frb", "isc", "isc", "200", "isc", "200", "200", "200", "200", "frb", "404", "200", "404", "200"]),
     row("POST",   "/api/reviews/{doc}/comments/{comment}/thread",    Json(r#"{"body":"A reply"}"#), WRITE,
-                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "201", "201", "201", "201", "404", "201", "404", "201"]),
+                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "201", "201", "201", "201", "201", "404", "201", "404", "201"]),
     row("PATCH",  "/api/reviews/{doc}/comments/{comment}/thread/{reply}", Json(r#"{"body":"Edited reply"}"#), WRITE,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "200", "isc", "200", "frb", "frb", "frb", "404", "frb", "404", "200"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "200", "isc", "200", "frb", "frb", "frb", "frb", "404", "frb", "404", "200"]),
     row("DELETE", "/api/reviews/{doc}/comments/{comment}/thread/{reply}", NoBody, WRITE,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "200", "isc", "200", "frb", "frb", "frb", "404", "frb", "404", "200"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "200", "isc", "200", "frb", "frb", "frb", "frb", "404", "frb", "404", "200"]),
     row("POST",   "/api/reviews/{doc}/comments/{comment}/status-events", Json(r#"{"status":"closed"}"#), WRITE,
-                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "201", "201", "201", "201", "404", "201", "404", "201"]),
+                                                                                         ["401", "201", "frb", "frb", "isc", "isc", "201", "isc", "201", "201", "201", "201", "201", "404", "201", "404", "201"]),
     // Manage
-    row("DELETE", "/api/reviews/{doc}",                              NoBody, WRITE, ["401", "frb", "frb", "200", "200", "isc", "isc", "isc", "frb", "200", "frb", "frb", "404", "frb", "404", "200"]),
+    row("DELETE", "/api/reviews/{doc}",                              NoBody, WRITE, ["401", "frb", "frb", "200", "200", "isc", "isc", "isc", "200", "frb", "200", "frb", "frb", "404", "frb", "404", "200"]),
     row("PATCH",  "/api/reviews/{doc}/title",                        Json(r#"{"title":"Renamed"}"#), WRITE,
-                                                                                         ["401", "frb", "frb", "200", "200", "isc", "isc", "isc", "frb", "200", "200", "frb", "404", "200", "404", "200"]),
+                                                                                         ["401", "frb", "frb", "200", "200", "isc", "isc", "isc", "200", "200", "200", "200", "frb", "404", "200", "404", "200"]),
     row("PATCH",  "/api/reviews/{doc}/meta",                         Json(r#"{"tags":["x"],"archived":true}"#), WRITE,
-                                                                                         ["401", "frb", "frb", "200", "200", "isc", "isc", "isc", "frb", "200", "200", "frb", "404", "200", "404", "200"]),
-    row("GET",    "/api/reviews/{doc}/access",                       NoBody, READ,  ["401", "frb", "frb", "200", "200", "200", "200", "200", "frb", "200", "200", "frb", "404", "200", "404", "200"]),
+                                                                                         ["401", "frb", "frb", "200", "200", "isc", "isc", "isc", "200", "200", "200", "200", "frb", "404", "200", "404", "200"]),
+    row("GET",    "/api/reviews/{doc}/access",                       NoBody, READ,  ["401", "frb", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "frb", "404", "200", "404", "200"]),
     row("PATCH",  "/api/reviews/{doc}/access",                       Json(r#"{"mode":"restricted"}"#), WRITE,
-                                                                                         ["401", "frb", "frb", "200", "isc", "200", "isc", "isc", "frb", "200", "frb", "frb", "404", "frb", "404", "200"]),
+                                                                                         ["401", "frb", "frb", "200", "isc", "200", "isc", "isc", "200", "frb", "200", "frb", "frb", "404", "frb", "404", "200"]),
     row("PUT",    "/api/reviews/{doc}/owner",                        Json(r#"{"email":"editor@matrix.example"}"#), WRITE,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "200", "isc", "isc", "frb", "200", "frb", "frb", "404", "frb", "404", "200"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "200", "isc", "isc", "200", "frb", "200", "frb", "frb", "404", "frb", "404", "200"]),
     // Search
-    row("GET",    "/api/search/comments?q=note",                     NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
-    row("GET",    "/api/search/docs?q=paragraph",                    NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
+    row("GET",    "/api/search/comments?q=note",                     NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
+    row("GET",    "/api/search/docs?q=paragraph",                    NoBody, READ,  ["401", "200", "200", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
     // Account
-    row("GET",    "/api/me",                                         NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
-    row("GET",    "/api/me/tokens",                                  NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
-    row("DELETE", "/api/me/tokens/tok_not_one_of_yours",             NoBody, READ,  ["401", "frb", "frb", "frb", "404", "404", "404", "404", "404", "404", "404", "404", "404", "404", "404", "404"]),
+    row("GET",    "/api/me",                                         NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
+    row("GET",    "/api/me/tokens",                                  NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
+    row("DELETE", "/api/me/tokens/tok_not_one_of_yours",             NoBody, READ,  ["401", "frb", "frb", "frb", "404", "404", "404", "404", "404", "404", "404", "404", "404", "404", "404", "404", "404"]),
     // Projects
-    row("GET",    "/api/projects",                                   NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
-    row("GET",    "/api/projects/MATRIX-P/roles",                    NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "pnf", "200"]),
+    row("GET",    "/api/projects",                                   NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200"]),
+    row("GET",    "/api/projects/MATRIX-P/roles",                    NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "pnf", "200"]),
     row("PATCH",  "/api/projects/MATRIX-P/roles",                    Json(r#"{"add":[{"email":"bystander@matrix.example","role":"viewer"}]}"#), READ,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "200", "isc", "isc", "frb", "200", "frb", "frb", "frb", "frb", "pnf", "200"]),
-    row("PUT",    "/api/projects/MATRIX-P/docs/{unlinked}",          NoBody, WRITE, ["401", "frb", "frb", "frb", "200", "isc", "isc", "isc", "frb", "200", "prr", "frb", "404", "404", "404", "200"]),
-    row("DELETE", "/api/projects/MATRIX-P/docs/{doc}",               NoBody, WRITE, ["401", "frb", "frb", "frb", "200", "isc", "isc", "isc", "frb", "200", "prr", "frb", "404", "200", "404", "200"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "200", "isc", "isc", "200", "frb", "200", "frb", "frb", "frb", "frb", "pnf", "200"]),
+    row("PUT",    "/api/projects/MATRIX-P/docs/{unlinked}",          NoBody, WRITE, ["401", "frb", "frb", "frb", "200", "isc", "isc", "isc", "200", "prr", "200", "prr", "frb", "404", "404", "404", "200"]),
+    row("DELETE", "/api/projects/MATRIX-P/docs/{doc}",               NoBody, WRITE, ["401", "frb", "frb", "frb", "200", "isc", "isc", "isc", "200", "prr", "200", "prr", "frb", "404", "200", "404", "200"]),
     // Organization
-    row("GET",    "/api/org/members",                                NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
+    row("GET",    "/api/org/members",                                NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
     row("POST",   "/api/org/members",                                Json(r#"{"email":"{member}","displayName":"New Partner"}"#), WRITE,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "201", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "201"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "201", "201", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "201"]),
     row("PATCH",  "/api/org/members",                                Json(r#"{"email":"bystander@matrix.example","displayName":"By Stander"}"#), READ,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
     row("DELETE", "/api/org/members",                                Json(r#"{"email":"{partner}"}"#), WRITE,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
-    row("GET",    "/api/org/admins",                                 NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
+    row("GET",    "/api/org/admins",                                 NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
     row("PUT",    "/api/org/admins",                                 Json(r#"{"email":"bystander@matrix.example"}"#), READ,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
     row("DELETE", "/api/org/admins",                                 Json(r#"{"email":"bystander@matrix.example"}"#), READ,
-                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
+                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
 ];
 
 const DOC_HTML: &str = "<h1 id=\"top\">Matrix</h1><p>First paragraph about the plan.</p>\
@@ -186,7 +187,10 @@ impl World {
             |scope: &str| server.client(Some(&server.issue_token("ada@matrix.example", scope)));
         let admin = scoped("docs,access,comments,org");
         let owner = user("owner@matrix.example", "Owner", &[]);
-        let editor = user("editor@matrix.example", "Editor", &[]);
+        server.create_user_with_password("editor@matrix.example", "Editor", &[], "editor-password");
+        let editor = server.client(Some(
+            &server.issue_token("editor@matrix.example", "docs,access,comments,org"),
+        ));
         let viewer = user("viewer@matrix.example", "Viewer", &[]);
         let outsider = user("outsider@matrix.example", "Outsider", &[]);
         let ext_role = user(
@@ -219,6 +223,9 @@ impl World {
             scoped("comments"),
             scoped("org"),
             server.sign_in("ada@matrix.example", "ada-password").await,
+            server
+                .sign_in("editor@matrix.example", "editor-password")
+                .await,
             owner.clone(),
             editor,
             viewer,

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use docreview_core::Service;
 use docreview_core::access::{Actor, Credential};
 use docreview_core::clock::Clock;
 use docreview_core::identity::SharedTokens;
 use docreview_core::model::{RunStatus, Scope};
 use docreview_core::service::{CreateReview, NewComment, NewUser, Settings, StartRun};
+use docreview_core::{AuthFailure, Service};
 use docreview_store_sqlite::SqliteStore;
 
 const MINUTE: i64 = 60 * 1000;
@@ -289,6 +289,6 @@ async fn sessions_last_fourteen_days_and_login_codes_ten_minutes() {
     world.advance(MINUTE);
     assert!(matches!(
         world.service.authenticate_session(&cookie).await,
-        Err(Error::Unauthorized)
+        Err(Error::Unauthorized(AuthFailure::Expired))
     ));
 }

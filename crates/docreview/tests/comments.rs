@@ -1873,3 +1873,83 @@ async fn concurrent_mixed_writes_without_base_each_get_their_own_revision() {
     let stored = find(&review, &cid).expect("hub");
     assert_eq!(stored["thread"].as_array().map(Vec::len), Some(8));
 }
+
+/// A quote that occurs more than once with nothing to say which is anchored to the first, and
+/// the answer says how many places it could mean, so clients can warn.
+#[tokio::test]
+async fn an_ambiguous_quote_is_reported_with_its_match_count() {
+    let doc = setup().await;
+    let ambiguous = doc
+        .owner
+        .post(
+            &doc.comments(),
+            &json!({ "body": "which cat?", "locator": { "quote": { "exact": "cat sat" } } }),
+        )
+        .await;
+    let body = ambiguous.expect(201);
+    assert_eq!(body["quoteMatches"], 2, "{body}");
+    assert_eq!(body["comment"]["anchor"]["position"]["start"], 9);
+
+    for locator in [
+        json!({ "quote": { "exact": "cat sat", "prefix": "Again the " } }),
+        json!({ "quote": { "exact": "cat sat" }, "position": { "start": 43, "end": 50 } }),
+        json!({ "quote": { "exact": "twice" } }),
+    ] {
+        let clear = doc
+            .owner
+            .post(
+                &doc.comments(),
+                &json!({ "body": "clear", "locator": locator }),
+            )
+            .await;
+        let body = clear.expect(201);
+        assert!(body.get("quoteMatches").is_none(), "{locator}: {body}");
+    }
+}
+
+/// Concurrent status changes from the same base revision: one wins, and every loser is told
+/// about the conflict with the current revision, never `invalid_transition` (the rule is
+/// judged on the state the base revision named).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn losing_concurrent_status_changes_are_revision_conflicts() {
+    const WRITERS: usize = 12;
+    const ROUNDS: usize = 10;
+    let doc = setup().await;
+    let written = doc
+        .owner
+        .post(&doc.comments(), &json!({ "body": "resolve me" }))
+        .await;
+    let comment_id = id_of(&written.expect(201)["comment"]);
+    let path = format!("{}/status-events", doc.comment(&comment_id));
+    let mut revision = doc.review(&doc.owner).await["commentsRevision"]
+        .as_i64()
+        .expect("revision");
+    for round in 0..ROUNDS {
+        let status = if round % 2 == 0 { "closed" } else { "open" };
+        let attempts = (0..WRITERS).map(|_| {
+            let owner = doc.owner.clone();
+            let path = path.clone();
+            async move {
+                owner
+                    .post(
+                        &path,
+                        &json!({ "status": status, "baseCommentsRevision": revision }),
+                    )
+                    .await
+            }
+        });
+        let replies = futures::future::join_all(attempts).await;
+        let mut won = 0;
+        for reply in &replies {
+            match reply.status {
+                201 => won += 1,
+                _ => {
+                    let body = reply.expect_error(409, "comments revision conflict");
+                    assert_eq!(body["currentRevision"], revision + 1, "round {round}");
+                }
+            }
+        }
+        assert_eq!(won, 1, "round {round}");
+        revision += 1;
+    }
+}

@@ -447,3 +447,54 @@ async fn admin_migrate_twice_in_a_row_succeeds_and_keeps_the_data() {
         .await;
     assert_eq!(created.expect(201)["review"]["title"], "After migrate");
 }
+
+/// 1,100 connections that send nothing (from another address) neither lock other clients out
+/// nor stay open: beyond the per-address limit they are closed at once, and the rest when the
+/// header deadline passes.
+#[tokio::test]
+async fn a_flood_of_silent_connections_locks_nobody_out() {
+    use tokio::io::AsyncReadExt;
+
+    let server = Server::start_with(&[
+        ("DOCREVIEW_HEADER_TIMEOUT_SECS", "2"),
+        ("DOCREVIEW_MAX_CONNECTIONS_PER_ADDRESS", "100"),
+    ]);
+    let address: std::net::SocketAddr = server
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("the server's address");
+    let mut silent = Vec::new();
+    for _ in 0..1100 {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        // Loopback is 127.0.0.0/8: another source address, as another client would have.
+        socket
+            .bind("127.0.0.2:0".parse().expect("ip"))
+            .expect("bind");
+        silent.push(socket.connect(address).await.expect("connect"));
+    }
+    let started = std::time::Instant::now();
+    server.client(None).get("/healthz").await.expect(200);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(1),
+        "a normal request waited {:?}",
+        started.elapsed()
+    );
+
+    // Every silent connection is closed by the server, the last within the header deadline.
+    let reads = silent.into_iter().map(|mut stream| async move {
+        let mut byte = [0u8; 1];
+        matches!(stream.read(&mut byte).await, Ok(0) | Err(_))
+    });
+    let closed = tokio::time::timeout(
+        std::time::Duration::from_secs(8),
+        futures::future::join_all(reads),
+    )
+    .await
+    .expect("the server closes every silent connection within the header deadline")
+    .into_iter()
+    .filter(|closed| *closed)
+    .count();
+    assert_eq!(closed, 1100);
+    server.client(None).get("/healthz").await.expect(200);
+}

@@ -182,6 +182,20 @@ async fn json_html_over_the_limit_is_413() {
     )
     .await
     .expect_error(413, "payload_too_large");
+    // A body beyond the whole allowance is refused before it is read, naming the configured
+    // limit (not the allowance, which is a mebibyte more).
+    let huge = "a".repeat(1024 * 1024 + 2000);
+    let refused = ada
+        .post(
+            "/api/reviews",
+            &json!({ "review": { "source": { "html": huge } } }),
+        )
+        .await;
+    let message = refused.expect_error(413, "payload_too_large")["message"]
+        .as_str()
+        .expect("message")
+        .to_string();
+    assert!(message.contains("at most 1000 bytes"), "{message}");
     let html = "a".repeat(1000);
     ada.post(
         "/api/reviews",
@@ -575,5 +589,126 @@ async fn issue_token_for_an_unknown_user_or_bad_expiry_fails() {
         assert!(!output.status.success(), "{args:?} must fail");
         assert!(output.stdout.is_empty(), "{args:?}: no token printed");
         assert!(!output.stderr.is_empty(), "{args:?}: says why");
+    }
+}
+
+/// NUL reaches no database (PostgreSQL cannot even compare it): in a cursor, in ids inside JSON
+/// bodies, in page paths, queries and forms, both backends answer the same 4xx.
+#[tokio::test]
+async fn nul_characters_are_refused_before_any_database() {
+    use base64::Engine;
+    let server = Server::start();
+    server.create_user_with_password(
+        "ada@example.com",
+        "Ada",
+        &["--admin"],
+        "correct horse battery",
+    );
+    let ada = server.client(Some(
+        &server.issue_token("ada@example.com", "docs,access,comments,org"),
+    ));
+    let nul_cursor = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("a\0b");
+    for path in [
+        "/api/projects",
+        "/api/org/members",
+        "/api/org/admins",
+        "/api/reviews",
+        "/api/me/tokens",
+    ] {
+        ada.get(&format!("{path}?cursor={nul_cursor}"))
+            .await
+            .expect_error(400, "invalid_request");
+    }
+
+    let review = ada.create_review("Doc", SAMPLE_HTML).await;
+    let id = review["reviewId"].as_str().expect("id").to_string();
+    let comments = format!("/api/reviews/{id}/comments");
+    ada.post(
+        &comments,
+        &json!({ "body": "x", "locator": { "versionId": "ver_\u{0}x" } }),
+    )
+    .await
+    .expect_error(400, "invalid_request");
+    let comment = ada.post(&comments, &json!({ "body": "first" })).await;
+    let comment_id = comment.expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    ada.post(
+        &format!("{comments}/{comment_id}/thread"),
+        &json!({ "body": "reply", "runId": "run_\u{0}" }),
+    )
+    .await
+    .expect_error(400, "invalid_request");
+    server
+        .agent()
+        .post(
+            &format!("/api/reviews/{id}/ai-review-runs"),
+            &json!({ "versionId": "\u{0}" }),
+        )
+        .await
+        .expect_error(400, "invalid_request");
+    // A backslash followed by the text "u0000" is ordinary text.
+    let text = ada
+        .post(&comments, &json!({ "body": "JSON writes NUL as \\u0000" }))
+        .await;
+    assert_eq!(
+        text.expect(201)["comment"]["body"],
+        "JSON writes NUL as \\u0000"
+    );
+
+    // The web app's pages, queries and forms.
+    let session = server
+        .sign_in("ada@example.com", "correct horse battery")
+        .await;
+    assert_eq!(session.get("/reviews/rv_%00").await.status, 404);
+    assert_eq!(session.get("/?tag=%00").await.status, 400);
+    assert_eq!(
+        session
+            .get(&format!("/reviews/{id}?version=%00"))
+            .await
+            .status,
+        400
+    );
+    let page = session.get("/org").await;
+    let csrf = page
+        .text
+        .split("name=\"csrf-token\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the page's CSRF token")
+        .to_string();
+    let form = session
+        .send(
+            session
+                .raw("POST", "/org/members/change")
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(format!(
+                    "csrf={csrf}&email=a%00b%40example.com&action=suspend"
+                )),
+        )
+        .await;
+    assert_eq!(form.status, 400, "{}", form.text);
+}
+
+/// Outside the API router too (the code exchange, health checks, pages), a method a path does
+/// not have is the JSON error body, with `Allow`.
+#[tokio::test]
+async fn every_405_is_the_json_error_body() {
+    let server = Server::start();
+    let anonymous = server.client(None);
+    for (method, path) in [
+        ("PUT", "/api/auth/cli/token"),
+        ("GET", "/api/auth/cli/token"),
+        ("DELETE", "/healthz"),
+        ("PATCH", "/login"),
+        ("PUT", "/"),
+    ] {
+        let reply = anonymous.send(anonymous.raw(method, path)).await;
+        reply.expect_error(405, "method_not_allowed");
+        assert!(
+            reply.header("allow").is_some(),
+            "{method} {path}: no Allow header"
+        );
     }
 }

@@ -1132,3 +1132,51 @@ async fn search_takes_a_reading_credential() {
         }
     }
 }
+
+/// Words of neighbouring blocks are indexed apart (`textContent` glues "Scope" and "alphaword"
+/// together; a reader sees two words), while anchoring keeps the text as it is.
+#[tokio::test]
+async fn words_of_neighbouring_blocks_are_found_apart() {
+    let server = Server::start();
+    let ada = server.user("ada@example.com", "Ada", &[], ALL_DOC_SCOPES);
+    let review = ada
+        .create_review(
+            "Blocks",
+            "<h2>Scope</h2><p>alphaword</p><ul><li>firstitem</li><li>seconditem</li></ul>",
+        )
+        .await;
+    let id = review["reviewId"].as_str().expect("id").to_string();
+    for word in ["scope", "alphaword", "firstitem", "seconditem"] {
+        let found = search(&ada, DOCS, &[("q", word)]).await;
+        let results = found.expect(200)["results"]
+            .as_array()
+            .expect("results")
+            .clone();
+        assert_eq!(results.len(), 1, "{word}: {}", found.text);
+        assert_eq!(results[0]["reviewId"], id.as_str());
+    }
+    // The anchoring text is unchanged: the glued passage is still one quote, and a quote
+    // copied from the rendered page (a line break where the blocks meet) finds the same passage.
+    for exact in ["Scopealphaword", "Scope\nalphaword", "Scope\n\nalphaword\n"] {
+        let written = ada
+            .post(
+                &format!("/api/reviews/{id}/comments"),
+                &json!({ "body": "x", "locator": { "quote": { "exact": exact } } }),
+            )
+            .await;
+        let anchor = written.expect(201)["comment"]["anchor"].clone();
+        assert_eq!(
+            anchor["position"],
+            json!({ "start": 0, "end": 14 }),
+            "{exact:?}"
+        );
+        assert_eq!(anchor["quote"]["exact"], "Scopealphaword");
+        assert_eq!(anchor["state"], "exact");
+    }
+    ada.post(
+        &format!("/api/reviews/{id}/comments"),
+        &json!({ "body": "x", "locator": { "quote": { "exact": "Scope\nnothing" } } }),
+    )
+    .await
+    .expect_error(400, "invalid_request");
+}

@@ -61,3 +61,54 @@ async fn create_comment_reply_resolve_and_version() {
     // Adding a version re-anchors every comment: one more comment change.
     assert_eq!(updated["commentsRevision"], 4);
 }
+
+/// `serve --demo` keeps its throwaway database in a temporary directory and removes it when
+/// it stops.
+#[test]
+fn the_demo_removes_its_data_when_it_stops() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let temp = tempfile::tempdir().expect("temp dir");
+    let demo_dirs = || {
+        std::fs::read_dir(temp.path())
+            .expect("read temp dir")
+            .filter_map(Result::ok)
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("docreview-demo-")
+            })
+            .count()
+    };
+    let mut child = Command::new(support::binary())
+        .env_remove("DOCREVIEW_DATA_DIR")
+        .env_remove("DATABASE_URL")
+        .env("TMPDIR", temp.path())
+        .env("RUST_LOG", "warn")
+        .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the demo");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    while let Some(Ok(line)) = lines.next() {
+        if line.starts_with("docreview listening on ") {
+            break;
+        }
+    }
+    assert_eq!(
+        demo_dirs(),
+        1,
+        "the demo's data is in the temporary directory"
+    );
+    let stopped = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(stopped.success());
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status}");
+    assert_eq!(demo_dirs(), 0, "the demo's data is removed");
+}

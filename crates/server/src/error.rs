@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use docreview_core::Error;
+use docreview_core::{AuthFailure, Error};
 use serde_json::{Map, Value, json};
 
 /// A core error on its way to becoming a response.
@@ -42,7 +42,10 @@ impl IntoResponse for ApiError {
         let error = self.0;
         let mut extra = Map::new();
         let (status, code) = match &error {
-            Error::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            Error::Unauthorized(failure) => {
+                extra.insert("reason".into(), json!(failure.as_str()));
+                (StatusCode::UNAUTHORIZED, "unauthorized")
+            }
             Error::InsufficientScope(_) => (StatusCode::FORBIDDEN, "insufficient_scope"),
             Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             Error::InvalidRequest(_) => (StatusCode::BAD_REQUEST, "invalid_request"),
@@ -82,6 +85,18 @@ impl IntoResponse for ApiError {
             _ => None,
         };
         let mut response = error_response(status, code, &error.to_string(), extra);
+        if let Error::Unauthorized(failure) = &error {
+            // RFC 6750 §3: no error code when no credential was sent at all.
+            let challenge = if *failure == AuthFailure::Missing {
+                "Bearer"
+            } else {
+                "Bearer error=\"invalid_token\""
+            };
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static(challenge),
+            );
+        }
         if let Some(seconds) = retry_after {
             response.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,

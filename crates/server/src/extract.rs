@@ -8,8 +8,8 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
-use docreview_core::Error;
 use docreview_core::access::{self, Actor, Operation};
+use docreview_core::{AuthFailure, Error};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
@@ -30,7 +30,7 @@ impl<S: Send + Sync, O: OperationClass> FromRequestParts<S> for Authorized<O> {
             .extensions
             .get::<Actor>()
             .cloned()
-            .ok_or(ApiError(Error::Unauthorized))?;
+            .ok_or(ApiError(Error::Unauthorized(AuthFailure::Missing)))?;
         access::permit(&actor, O::OPERATION)?;
         Ok(Authorized(actor, PhantomData))
     }
@@ -92,6 +92,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             .map_err(body_error)?;
         let value = serde_json::from_slice(&bytes)
             .map_err(|error| ApiError::invalid(format!("invalid JSON body: {error}")))?;
+        if json_has_nul(&bytes) {
+            return Err(ApiError::invalid(
+                "text in the body must not contain NUL (\\u0000) characters",
+            ));
+        }
         Ok(ApiJson(value))
     }
 }
@@ -148,9 +153,47 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
     }
 }
 
+/// Whether well-formed JSON text holds a NUL character in a string (only as the escape
+/// `\u0000`: raw control characters are not JSON). No field of the API takes one, and
+/// PostgreSQL cannot store or even compare one, so it is refused here, once, for every body.
+fn json_has_nul(json: &[u8]) -> bool {
+    let mut bytes = json.iter().enumerate();
+    while let Some((at, &byte)) = bytes.next() {
+        if byte == b'\\' {
+            if json[at + 1..].starts_with(b"u0000") {
+                return true;
+            }
+            // Skip the escaped character, so `\\u0000` (a backslash, then text) is not one.
+            bytes.next();
+        }
+    }
+    false
+}
+
 /// Whether a raw (still percent-encoded) URI part encodes a NUL character.
-fn has_encoded_nul(raw: &str) -> bool {
+pub(crate) fn has_encoded_nul(raw: &str) -> bool {
     raw.as_bytes()
         .windows(3)
         .any(|w| w[0] == b'%' && w[1] == b'0' && w[2] == b'0')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_has_nul;
+
+    #[test]
+    fn finds_nul_escapes_in_json_strings_only() {
+        assert!(json_has_nul(br#"{"runId":"run\u0000x"}"#));
+        assert!(
+            json_has_nul(br#"{"a":"\\\u0000"}"#),
+            "an escaped backslash, then NUL"
+        );
+        assert!(
+            !json_has_nul(br#"{"body":"write \\u0000 in JSON"}"#),
+            "a backslash, then text"
+        );
+        assert!(!json_has_nul(br#"{"body":"\u0001 and \"quotes\""}"#));
+        assert!(!json_has_nul(b"{}"));
+        assert!(!json_has_nul(br#"{"trailing":"\"#));
+    }
 }

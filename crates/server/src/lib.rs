@@ -3,10 +3,12 @@
 
 pub mod error;
 pub mod extract;
+pub mod headers;
+mod listener;
 mod middleware;
-mod pages;
 mod routes;
 pub mod session;
+mod web;
 
 use std::sync::Arc;
 
@@ -15,6 +17,7 @@ use axum::extract::DefaultBodyLimit;
 use docreview_core::Service;
 use tokio_util::sync::CancellationToken;
 
+pub use listener::{ConnectionLimits, serve};
 pub use middleware::API_VERSION;
 pub use session::WebSettings;
 
@@ -29,7 +32,10 @@ pub struct AppState {
 }
 
 /// Extra room above the HTML limit for the rest of a multipart or JSON body.
-const BODY_OVERHEAD: usize = 1024 * 1024;
+pub(crate) const BODY_OVERHEAD: usize = 1024 * 1024;
+
+/// How long reading a request's body may take (a 10 MiB upload over a slow line fits).
+const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// The whole HTTP surface.
 pub fn app(service: Arc<Service>, shutdown: CancellationToken, web: WebSettings) -> Router {
@@ -46,24 +52,28 @@ pub fn app(service: Arc<Service>, shutdown: CancellationToken, web: WebSettings)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::authenticate,
-        ))
-        .layer(axum::middleware::from_fn(middleware::api_headers));
-    // Endpoints of the API that take no credentials (the command-line code exchange).
-    let open_api = routes::open_api().layer(axum::middleware::from_fn(middleware::api_headers));
+        ));
     Router::new()
         .merge(routes::public())
-        .merge(pages::router())
-        .merge(open_api)
+        .merge(web::router(state.clone()))
+        // Endpoints of the API that take no credentials (the command-line code exchange).
+        .merge(routes::open_api())
         .merge(api)
         .layer(DefaultBodyLimit::max(body_limit))
+        // A body that trickles in is cut off (its extractor then answers 400).
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            BODY_READ_TIMEOUT,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             body_limit,
             middleware::reject_oversized,
         ))
         .layer(axum::middleware::from_fn(middleware::api_version))
+        .layer(axum::middleware::from_fn(middleware::json_errors))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             error::panic_response,
         ))
+        .layer(axum::middleware::from_fn(headers::security_headers))
         .layer(middleware::trace_layer())
         .with_state(state)
 }

@@ -1,14 +1,16 @@
-//! Cross-cutting layers: credentials, the interface version, security headers, request logs.
+//! Cross-cutting layers: credentials, the interface version, oversized bodies, request logs.
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use docreview_core::Error;
+use docreview_core::access::{Actor, Credential};
 use docreview_core::clock::rfc3339;
+use docreview_core::{AuthFailure, Error};
 use serde_json::Map;
 use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::trace::TraceLayer;
+use tracing::Span;
 
 use crate::AppState;
 use crate::error::{ApiError, error_response};
@@ -19,39 +21,75 @@ pub const API_VERSION: &str = "2026-10-02";
 static API_VERSION_HEADER: HeaderName = HeaderName::from_static("x-cr-api-version");
 static TOKEN_EXPIRES_HEADER: HeaderName = HeaderName::from_static("x-cr-token-expires-at");
 
-/// Resolves a Bearer token, or else a session cookie, into an `Actor` for the handlers, and
-/// announces personal-token expiry on the response. An unusable credential is 401 at once: a bad
-/// credential is never treated as none. A cookie-authenticated write must also pass the CSRF
-/// check (403 otherwise).
+/// Why a request's credentials were refused.
+pub enum Refusal {
+    /// The Bearer token is unusable (malformed, unknown, expired, revoked, suspended).
+    Token(ApiError),
+    /// The session cookie is unusable (signed out, expired, suspended).
+    Session(Error),
+    /// A cookie-authenticated write that passed no CSRF check.
+    CrossSite,
+}
+
+/// Resolves a Bearer token, or else a session cookie, into an `Actor`: `None` when the request
+/// carries neither. A bad credential is refused, never treated as none; a cookie-authenticated
+/// write must also pass the CSRF check. The API and the web app share this one rule and differ
+/// only in how they answer a refusal.
+pub async fn resolve_actor(
+    state: &AppState,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Result<Option<Actor>, Refusal> {
+    match bearer(headers) {
+        Err(error) => Err(Refusal::Token(error)),
+        Ok(Some(value)) => match state.service.authenticate(value).await {
+            Ok(actor) => Ok(Some(actor)),
+            Err(error) => Err(Refusal::Token(ApiError(error))),
+        },
+        Ok(None) => {
+            let Some(cookie) = session::cookie_value(headers) else {
+                return Ok(None);
+            };
+            let actor = state
+                .service
+                .authenticate_session(cookie)
+                .await
+                .map_err(Refusal::Session)?;
+            if !state.web.passes_csrf(method, headers, cookie) {
+                return Err(Refusal::CrossSite);
+            }
+            Ok(Some(actor))
+        }
+    }
+}
+
+/// The message of a refused cross-site write.
+pub const CROSS_SITE_MESSAGE: &str =
+    "cross-site request refused: send the session's X-CSRF-Token or call from this site's pages";
+
+/// The API's credential layer: puts the `Actor` into the request for the handlers, answers a
+/// refused credential with its JSON error at once, and announces personal-token expiry on the
+/// response.
 pub async fn authenticate(
     State(state): State<AppState>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let actor = match bearer(request.headers()) {
-        Ok(None) => match session::cookie_value(request.headers()) {
-            None => None,
-            Some(cookie) => match state.service.authenticate_session(cookie).await {
-                Ok(_)
-                    if !state
-                        .web
-                        .passes_csrf(request.method(), request.headers(), cookie) =>
-                {
-                    return ApiError(Error::forbidden(
-                        "cross-site request refused: send the session's X-CSRF-Token or call \
-                         from this site's pages",
-                    ))
-                    .into_response();
-                }
-                Ok(actor) => Some(actor),
-                Err(error) => return ApiError(error).into_response(),
-            },
-        },
-        Ok(Some(value)) => match state.service.authenticate(value).await {
-            Ok(actor) => Some(actor),
-            Err(error) => return ApiError(error).into_response(),
-        },
-        Err(error) => return error.into_response(),
+    let actor = match resolve_actor(&state, request.method(), request.headers()).await {
+        // A session's cookie counts only for a script's request or a navigation, never for a
+        // subresource (`<img src="/api/…">` in an uploaded document): there it is no credential.
+        Ok(Some(actor))
+            if matches!(actor.credential, Credential::Session { .. })
+                && is_subresource(request.headers()) =>
+        {
+            None
+        }
+        Ok(actor) => actor,
+        Err(Refusal::Token(error)) => return error.into_response(),
+        Err(Refusal::Session(error)) => return ApiError(error).into_response(),
+        Err(Refusal::CrossSite) => {
+            return ApiError(Error::forbidden(CROSS_SITE_MESSAGE)).into_response();
+        }
     };
     let expires_at = actor.as_ref().and_then(|actor| actor.token_expires_at());
     if let Some(actor) = actor {
@@ -68,18 +106,25 @@ pub async fn authenticate(
     response
 }
 
+/// Whether the browser says the request loads a subresource (an image, a style sheet, a
+/// frame, …) rather than making a script's request (`empty`) or a navigation (`document`).
+fn is_subresource(headers: &HeaderMap) -> bool {
+    headers
+        .get("sec-fetch-dest")
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|dest| dest != "empty" && dest != "document")
+}
+
 /// The Bearer value of the `Authorization` header, if any.
 fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Ok(None);
     };
-    let value = value.to_str().map_err(|_| ApiError(Error::Unauthorized))?;
-    let (scheme, token) = value
-        .trim()
-        .split_once(' ')
-        .ok_or(ApiError(Error::Unauthorized))?;
+    let malformed = || ApiError(Error::Unauthorized(AuthFailure::Malformed));
+    let value = value.to_str().map_err(|_| malformed())?;
+    let (scheme, token) = value.trim().split_once(' ').ok_or_else(malformed)?;
     if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
-        return Err(ApiError(Error::Unauthorized));
+        return Err(malformed());
     }
     Ok(Some(token.trim()))
 }
@@ -104,8 +149,12 @@ pub async fn reject_oversized(
     let Some(declared) = declared.filter(|length| *length > limit as u64) else {
         return next.run(request).await;
     };
+    // Said as the configured document limit, which is what a client can act on (the body's
+    // allowance above it is room for the other fields).
+    let documents = limit.saturating_sub(crate::BODY_OVERHEAD);
     let mut response = ApiError(Error::PayloadTooLarge(format!(
-        "the request body is {declared} bytes; this server accepts at most {limit}"
+        "the request body is {declared} bytes; this server accepts documents of at most \
+         {documents} bytes (DOCREVIEW_MAX_HTML_BYTES)"
     )))
     .into_response();
     if declared > DRAIN_LIMIT || !drain(request.into_body()).await {
@@ -155,33 +204,106 @@ pub async fn api_version(request: Request, next: Next) -> Response {
     response
 }
 
-/// API answers are private and never rendered as pages; HTML bundles set their own policy.
-pub async fn api_headers(request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers
-        .entry(header::CACHE_CONTROL)
-        .or_insert(HeaderValue::from_static("no-store"));
-    headers
-        .entry(header::X_FRAME_OPTIONS)
-        .or_insert(HeaderValue::from_static("DENY"));
-    headers
-        .entry(header::CONTENT_SECURITY_POLICY)
-        .or_insert(HeaderValue::from_static(
-            "default-src 'none'; frame-ancestors 'none'",
-        ));
-    response
+/// Every error is the JSON error body (DESIGN.md §5), also the ones the HTTP layer makes
+/// itself without a body: a method a path does not have (405, its `Allow` header kept) outside
+/// the API router's own fallback, or an extractor's refusal. Answers that have a body (pages,
+/// the API's errors) pass untouched.
+pub async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_error = status.is_client_error() || status.is_server_error();
+    if !is_error || response.headers().contains_key(header::CONTENT_TYPE) {
+        return response;
+    }
+    let (code, message) = match status {
+        StatusCode::METHOD_NOT_ALLOWED => (
+            "method_not_allowed",
+            "this endpoint does not accept this method",
+        ),
+        StatusCode::NOT_FOUND => ("not_found", "no such endpoint"),
+        StatusCode::PAYLOAD_TOO_LARGE => (
+            "payload_too_large",
+            "the request body is larger than this server accepts",
+        ),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+            "unsupported_media_type",
+            "this endpoint does not accept this content type",
+        ),
+        status if status.is_server_error() => ("internal", "internal error"),
+        _ => ("invalid_request", "the request could not be read"),
+    };
+    let (parts, _) = response.into_parts();
+    let mut answer = error_response(status, code, message, Map::new());
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_LENGTH {
+            answer.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    answer
 }
 
-/// Request logs: method, path and status; never headers, so credentials stay out of logs.
-pub fn trace_layer() -> TraceLayer<SharedClassifier<ServerErrorsAsFailures>> {
-    TraceLayer::new_for_http()
+/// Request logs: method, path and status; never headers nor the query string (a client may
+/// put a token there, e.g. `?access_token=…`), so credentials stay out of logs.
+pub fn trace_layer() -> TraceLayer<SharedClassifier<ServerErrorsAsFailures>, fn(&Request) -> Span> {
+    TraceLayer::new_for_http().make_span_with(request_span as fn(&Request) -> Span)
+}
+
+fn request_span(request: &Request) -> Span {
+    tracing::debug_span!(
+        "request",
+        method = %request.method(),
+        path = %request.uri().path(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use axum::Router;
+    use axum::body::Body;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    use super::trace_layer;
+
+    /// Collects what the log writes.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn request_logs_leave_out_the_query_string() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || writer.clone())
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let app = Router::new()
+            .route("/api/me", get(|| async { "ok" }))
+            .layer(trace_layer());
+        let request = axum::http::Request::get("/api/me?access_token=drp_secretvalue")
+            .body(Body::empty())
+            .expect("request");
+        let response = app.oneshot(request).await.expect("response");
+        assert_eq!(response.status(), 200);
+        let logged = String::from_utf8(captured.0.lock().expect("lock").clone()).expect("utf8");
+        assert!(
+            logged.contains("/api/me"),
+            "the request is logged: {logged}"
+        );
+        assert!(!logged.contains("drp_secretvalue"), "{logged}");
+        assert!(!logged.contains("access_token"), "{logged}");
+    }
 }

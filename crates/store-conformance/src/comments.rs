@@ -44,6 +44,7 @@ pub async fn check_write_comments_cas(store: Arc<dyn Store>) {
         messages: vec![message(&first, "m1", "usr_alice", T0 + 20)],
         events: vec![event("c1", 1, CommentStatus::Closed, "usr_alice", T0 + 20)],
         runs: vec![run("rev", "run1", "usr_alice", T0 + 20)],
+        on_latest_version: None,
     };
     assert_conflict(store.write_comments("rev", stale.clone()).await, 1);
     let mut ahead = stale;
@@ -96,6 +97,7 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
     let e1 = event("c1", 1, CommentStatus::Closed, "usr_carol", T0 + 12);
     let write = CommentsWrite {
         expected_revision: 0,
+        on_latest_version: None,
         at: T0 + 12,
         comments: vec![c1.clone()],
         messages: vec![m1.clone()],
@@ -134,6 +136,7 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
     let m2 = message(&c1, "m2", "usr_bob", T0 + 23);
     let write = CommentsWrite {
         expected_revision: 1,
+        on_latest_version: None,
         at: T0 + 23,
         comments: vec![c1b.clone()],
         messages: vec![m1b.clone(), m2.clone()],

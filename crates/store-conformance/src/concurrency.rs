@@ -179,3 +179,63 @@ pub async fn check_concurrent_version_and_comment_writes(store: Arc<dyn Store>) 
         assert_eq!(after.change_seq, before.change_seq + 1);
     }
 }
+
+/// New comments guarded by the latest version, not a revision: sixteen at once all succeed,
+/// with the distinct revisions 1..=16, whatever revision each writer saw; a writer whose
+/// version is no longer the latest conflicts and writes nothing.
+pub async fn check_concurrent_writers_on_the_latest_version_all_succeed(store: Arc<dyn Store>) {
+    user(&store, "usr_alice").await;
+    let created = review(&store, "rev", "usr_alice", T0).await;
+    let latest = created.version.id.clone();
+    let barrier = Arc::new(tokio::sync::Barrier::new(WRITERS));
+    let tasks: Vec<_> = (0..WRITERS)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            let barrier = Arc::clone(&barrier);
+            let latest = latest.clone();
+            tokio::spawn(async move {
+                let at: Millis = T0 + 1_000;
+                let mut write = comments_write(
+                    0,
+                    at,
+                    vec![comment("rev", &format!("c_{i}"), "usr_alice", at)],
+                );
+                write.on_latest_version = Some(latest);
+                barrier.wait().await;
+                store.write_comments("rev", write).await
+            })
+        })
+        .collect();
+    let mut revisions = Vec::new();
+    for task in tasks {
+        revisions.push(
+            task.await
+                .expect("writer task")
+                .expect("no conflict on the latest version"),
+        );
+    }
+    revisions.sort_unstable();
+    assert_eq!(revisions, (1..=WRITERS as i64).collect::<Vec<_>>());
+    let after = head(&store, "rev").await.review;
+    assert_eq!(after.comments_revision, WRITERS as i64);
+    assert_eq!(
+        store.live_comments("rev").await.expect("comments").len(),
+        WRITERS
+    );
+
+    let mut stale = comments_write(
+        WRITERS as i64,
+        T0 + 2_000,
+        vec![comment("rev", "c_stale", "usr_alice", T0 + 2_000)],
+    );
+    stale.on_latest_version = Some("ver_not_the_latest".to_string());
+    match store.write_comments("rev", stale).await {
+        Err(StoreError::RevisionConflict { current }) => assert_eq!(current, WRITERS as i64),
+        other => panic!("a write on a version that is not the latest must conflict: {other:?}"),
+    }
+    assert_eq!(
+        head(&store, "rev").await.review,
+        after,
+        "the conflict changed nothing"
+    );
+}

@@ -3,10 +3,16 @@
 //!
 //! Each check is a `pub async fn check_…(store: Arc<dyn Store>)` that gets a fresh, empty,
 //! migrated store and panics on the first difference. A backend wires them all at once in an
-//! integration test:
+//! integration test, with a factory that returns each check's store together with what must be
+//! released after it (a temporary directory, a scratch database):
 //!
 //! ```ignore
-//! async fn fresh_store() -> Option<Arc<dyn Store>> { /* None: backend not configured here */ }
+//! async fn fresh_store() -> Option<FreshStore> {
+//!     // None: this backend is not configured here.
+//!     let dir = tempfile::tempdir().ok()?;
+//!     let store = MyStore::open(dir.path())?;
+//!     Some(FreshStore::new(store, dir))
+//! }
 //! docreview_store_conformance::conformance_tests!(fresh_store);
 //! ```
 //!
@@ -14,10 +20,14 @@
 //! checks really run concurrently); the test crate needs `tokio` with the `macros` and
 //! `rt-multi-thread` features among its dev-dependencies.
 
+use std::sync::Arc;
+
+use docreview_core::store::Store;
+
 mod accounts;
-mod cleanup;
 mod comments;
 mod concurrency;
+mod events;
 pub mod fixtures;
 mod listing;
 mod manage;
@@ -28,9 +38,9 @@ mod runs;
 mod search;
 mod sessions;
 mod versions;
+mod visibility;
 
 pub use accounts::{check_accounts, check_ensure_account, check_tokens, check_users_and_projects};
-pub use cleanup::StoreWithCleanup;
 pub use comments::{
     check_comment_thread_and_live_comments, check_write_comments_cas, check_write_comments_upserts,
 };
@@ -38,11 +48,13 @@ pub use concurrency::{
     check_concurrent_comment_writes_one_wins,
     check_concurrent_retrying_writers_get_distinct_revisions,
     check_concurrent_version_and_comment_writes,
+    check_concurrent_writers_on_the_latest_version_all_succeed,
 };
+pub use events::check_document_changes_are_announced;
 pub use listing::{check_list_filters, check_list_pagination, check_list_visibility};
 pub use manage::{check_delete_review, check_update_review};
 pub use organization::{
-    check_list_accounts, check_password_hash, check_remove_account,
+    check_list_accounts, check_password_hash, check_remove_account, check_the_last_admin_stays,
     check_token_listing_and_revocation, check_update_account,
 };
 pub use projects::{
@@ -56,17 +68,38 @@ pub use runs::check_runs;
 pub use search::{
     check_search_comments_filters, check_search_comments_follow_writes,
     check_search_comments_matches, check_search_comments_ranking_and_paging,
-    check_search_comments_visibility, check_search_reviews,
-    check_search_reviews_ranking_and_paging, check_search_snippets, check_search_text,
+    check_search_comments_visibility, check_search_follows_visibility_and_projects,
+    check_search_long_document_snippets, check_search_members_seeing_many_documents,
+    check_search_queries_without_words, check_search_ranks_the_newest_window, check_search_reviews,
+    check_search_reviews_ranking_and_paging, check_search_snippets,
+    check_search_snippets_replies_and_order, check_search_splits_words_at_punctuation,
+    check_search_text,
 };
 pub use sessions::{check_login_codes, check_sessions};
 pub use versions::{
     check_write_version_append, check_write_version_replace, check_write_version_stale,
 };
+pub use visibility::check_visibility_matrix;
+
+/// A fresh store for one check, and the guard that releases its resources (a temporary
+/// directory, a scratch database) when dropped: after the check, also when it fails.
+pub struct FreshStore {
+    pub store: Arc<dyn Store>,
+    pub cleanup: Box<dyn Send>,
+}
+
+impl FreshStore {
+    pub fn new(store: impl Store, cleanup: impl Send + 'static) -> Self {
+        FreshStore {
+            store: Arc::new(store),
+            cleanup: Box::new(cleanup),
+        }
+    }
+}
 
 /// Expands to one `#[tokio::test]` per conformance check, each calling `$factory().await` (an
-/// async fn returning `Option<Arc<dyn Store>>`) for its own fresh store. `None` skips the test
-/// with a note: the backend is not configured on this machine.
+/// async fn returning `Option<FreshStore>`) for its own fresh store. `None` skips the test with
+/// a note: the backend is not configured on this machine.
 #[macro_export]
 macro_rules! conformance_tests {
     ($factory:path) => {
@@ -91,6 +124,8 @@ macro_rules! conformance_tests {
             check_write_version_stale,
             check_concurrent_comment_writes_one_wins,
             check_concurrent_retrying_writers_get_distinct_revisions,
+            check_concurrent_writers_on_the_latest_version_all_succeed,
+            check_the_last_admin_stays,
             check_concurrent_version_and_comment_writes,
             check_token_listing_and_revocation,
             check_password_hash,
@@ -115,6 +150,15 @@ macro_rules! conformance_tests {
             check_search_reviews,
             check_search_reviews_ranking_and_paging,
             check_search_text,
+            check_search_splits_words_at_punctuation,
+            check_search_queries_without_words,
+            check_search_snippets_replies_and_order,
+            check_search_ranks_the_newest_window,
+            check_search_long_document_snippets,
+            check_search_follows_visibility_and_projects,
+            check_search_members_seeing_many_documents,
+            check_document_changes_are_announced,
+            check_visibility_matrix,
         );
     };
 }
@@ -126,14 +170,16 @@ macro_rules! __conformance_tests {
         $(
             #[::tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $check() {
-                let Some(store) = $factory().await else {
+                let Some($crate::FreshStore { store, cleanup }) = $factory().await else {
                     eprintln!(
                         "note: {} skipped: this backend is not configured here",
                         stringify!($check)
                     );
                     return;
                 };
+                // The check takes the last handle to the store; the cleanup runs after it.
                 $crate::$check(store).await;
+                drop(cleanup);
             }
         )+
     };

@@ -166,6 +166,7 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
         m.body = "zanzibar reply".to_string();
         let write = CommentsWrite {
             expected_revision: 0,
+            on_latest_version: None,
             at: T0 + 2,
             comments: vec![c.clone()],
             messages: vec![m],

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use docreview_core::model::{
     Account, LoginCodeRecord, Membership, ProjectRole, Provider, Scope, SessionRecord, UserStatus,
 };
-use docreview_core::store::{MemberQuery, Store};
+use docreview_core::store::{MemberQuery, Store, StoreError};
 
 use crate::fixtures::{T0, account, assert_not_found, hash_of, member, projects, token, user};
 
@@ -118,6 +118,22 @@ pub async fn check_token_listing_and_revocation(store: Arc<dyn Store>) {
             .await
             .expect("revoke twice")
     );
+
+    // Operators find a token's holder by its id, revoked or not.
+    for (id, holder) in [
+        ("tok_a1", "usr_alice"),
+        ("tok_a5", "usr_alice"),
+        ("tok_b1", "usr_bob"),
+    ] {
+        assert_eq!(
+            store.token_holder(id).await.expect("holder").as_deref(),
+            Some(holder)
+        );
+    }
+    assert_eq!(
+        store.token_holder("tok_nobody").await.expect("holder"),
+        None
+    );
 }
 
 /// `password_hash` answers the stored hash, `None` for an account without one or no account.
@@ -136,6 +152,26 @@ pub async fn check_password_hash(store: Arc<dyn Store>) {
         Some(phc)
     );
     assert_eq!(store.password_hash("usr_bob").await.expect("hash"), None);
+    assert_eq!(store.password_hash("usr_nobody").await.expect("hash"), None);
+
+    // Setting one replaces it (or gives one to an account without); no account, no change.
+    let other = "$argon2id$v=19$m=19456,t=2,p=1$b3RoZXI$aGFzaA".to_string();
+    assert!(
+        store
+            .set_password_hash("usr_bob", other.clone())
+            .await
+            .expect("set")
+    );
+    assert_eq!(
+        store.password_hash("usr_bob").await.expect("hash"),
+        Some(other)
+    );
+    assert!(
+        !store
+            .set_password_hash("usr_nobody", "x".into())
+            .await
+            .expect("set")
+    );
     assert_eq!(store.password_hash("usr_nobody").await.expect("hash"), None);
 }
 
@@ -465,4 +501,102 @@ pub async fn check_remove_account(store: Arc<dyn Store>) {
         store.project_role("PRJ-1", "usr_bob").await.expect("role"),
         Some(ProjectRole::Viewer)
     );
+}
+
+/// Two admins demoting each other at the same moment: exactly one succeeds and one active
+/// administrator remains, round after round (the check is atomic with the write). Suspending
+/// the last active admin is refused too, with nothing written; an organization that never had
+/// an admin can still update its accounts.
+pub async fn check_the_last_admin_stays(store: Arc<dyn Store>) {
+    let plain = user(&store, "usr_plain").await;
+    store
+        .update_account(Account {
+            user: docreview_core::model::User {
+                display_name: "Renamed".into(),
+                ..plain.user.clone()
+            },
+            ..plain
+        })
+        .await
+        .expect("no admins yet: nothing to keep");
+
+    let mut admins = Vec::new();
+    for id in ["usr_ann", "usr_ben"] {
+        let mut admin = account(id, &format!("{id}@example.com"), Membership::Internal);
+        admin.is_admin = true;
+        store
+            .create_account(admin.clone(), None)
+            .await
+            .expect("create admin");
+        admins.push(admin);
+    }
+    let active_admins = |store: Arc<dyn Store>| async move {
+        admins_of(&store)
+            .await
+            .into_iter()
+            .filter(|a| a.status == UserStatus::Active)
+            .count()
+    };
+    for round in 0..8 {
+        for admin in &admins {
+            store
+                .update_account(admin.clone())
+                .await
+                .expect("both admins again");
+        }
+        let barrier = Arc::new(tokio::sync::Barrier::new(2));
+        let tasks: Vec<_> = admins
+            .iter()
+            .map(|admin| {
+                let store = Arc::clone(&store);
+                let barrier = Arc::clone(&barrier);
+                let demoted = Account {
+                    is_admin: false,
+                    ..admin.clone()
+                };
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.update_account(demoted).await
+                })
+            })
+            .collect();
+        let mut succeeded = 0;
+        for task in tasks {
+            match task.await.expect("task") {
+                Ok(()) => succeeded += 1,
+                Err(StoreError::LastAdmin) => {}
+                Err(other) => panic!("round {round}: unexpected {other:?}"),
+            }
+        }
+        assert_eq!(succeeded, 1, "round {round}: exactly one demotion");
+        assert_eq!(active_admins(Arc::clone(&store)).await, 1, "round {round}");
+    }
+
+    // The one admin left cannot be suspended either.
+    let left = admins_of(&store).await.remove(0);
+    let suspended = Account {
+        status: UserStatus::Suspended,
+        ..left.clone()
+    };
+    assert!(matches!(
+        store.update_account(suspended).await,
+        Err(StoreError::LastAdmin)
+    ));
+    let unchanged = store
+        .account_by_id(left.id())
+        .await
+        .expect("read")
+        .expect("exists");
+    assert_eq!(unchanged, left, "a refused update writes nothing");
+}
+
+async fn admins_of(store: &Arc<dyn Store>) -> Vec<Account> {
+    store
+        .list_accounts(MemberQuery {
+            admins_only: true,
+            after: None,
+            limit: 10,
+        })
+        .await
+        .expect("admins")
 }

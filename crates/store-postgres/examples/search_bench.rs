@@ -18,7 +18,7 @@
 
 use std::time::{Duration, Instant};
 
-use docreview_core::store::{CommentSearch, SearchQuery, SearchTerm, Store, Visibility};
+use docreview_core::store::{CommentSearch, SearchQuery, SearchStore, SearchTerm, Visibility};
 use docreview_store_postgres::{PgOptions, PgStore};
 
 const VOCABULARY: usize = 20_000;

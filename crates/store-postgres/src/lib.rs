@@ -9,72 +9,42 @@
 //!
 //! `connect` waits for the database (exponential backoff, bounded by `PgOptions::retry_for`) so a
 //! server started alongside PostgreSQL, or during a failover, comes up cleanly.
+//!
+//! The `Store` port is implemented one domain a module (`accounts`, `reviews`, `comments`,
+//! `organization`, `search`), with the same SQL as the SQLite backend statement for statement
+//! where the dialects allow; the conformance suite (`docreview-store-conformance`) holds both to
+//! the same behaviour. Who may see a document is written once, in `visibility`.
 
+mod accounts;
+mod columns;
+mod comments;
 mod error;
+mod events;
 mod migrations;
-mod rows;
+mod organization;
+mod reviews;
 mod search;
-mod store;
+mod sql;
+mod visibility;
+
+pub use events::EVENTS_CHANNEL;
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use docreview_core::events::{EVENT_BUFFER, ReviewEvent};
-use docreview_core::store::{StoreError, StoreResult};
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
+use docreview_core::store::{Store, StoreError, StoreResult};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, Executor, PgConnection, PgPool};
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use crate::error::map_error;
 
-/// The `LISTEN`/`NOTIFY` channel carrying document change events between nodes.
-pub const EVENTS_CHANNEL: &str = "docreview_events";
-
-/// Listens on `EVENTS_CHANNEL` for as long as the process runs, forwarding every event to this
-/// node's listeners; reconnects with backoff when the connection drops (events sent while it is
-/// down are missed, and the next event carries the current revisions anyway).
-async fn forward_notifications(pool: PgPool, events: broadcast::Sender<ReviewEvent>) {
-    let mut backoff = FIRST_BACKOFF;
-    loop {
-        match listen(&pool).await {
-            Ok(mut listener) => {
-                backoff = FIRST_BACKOFF;
-                let error = loop {
-                    match listener.recv().await {
-                        Ok(notification) => {
-                            match serde_json::from_str::<ReviewEvent>(notification.payload()) {
-                                // Nobody listening on this node is not an error.
-                                Ok(event) => drop(events.send(event)),
-                                Err(error) => {
-                                    tracing::warn!(%error, "ignoring a malformed change event")
-                                }
-                            }
-                        }
-                        Err(error) => break error,
-                    }
-                };
-                tracing::warn!(%error, "change-event listener disconnected; reconnecting");
-            }
-            Err(error) => {
-                tracing::warn!(%error, retry_in_ms = backoff.as_millis(), "change-event listener cannot connect");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-            }
-        }
-    }
-}
-
-async fn listen(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
-    let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen(EVENTS_CHANNEL).await?;
-    Ok(listener)
-}
-
 /// Longest pause between two connection attempts: long enough not to hammer a recovering
 /// server, short enough that startup follows it closely.
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
-const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(5);
+pub(crate) const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Pool and timeout settings of a [`PgStore`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,7 +165,10 @@ impl PgStore {
             .max_connections(1)
             .connect_lazy_with(connect_options);
         let events = broadcast::channel(EVENT_BUFFER).0;
-        tokio::spawn(forward_notifications(listener_pool, events.clone()));
+        tokio::spawn(crate::events::forward_notifications(
+            listener_pool,
+            events.clone(),
+        ));
         Ok(PgStore {
             events,
             pool,
@@ -234,6 +207,17 @@ impl PgStore {
     /// The connection pool, for callers needing what the `Store` trait does not offer.
     pub fn pool(&self) -> &PgPool {
         &self.pool
+    }
+}
+
+#[async_trait::async_trait]
+impl Store for PgStore {
+    fn subscribe(&self) -> broadcast::Receiver<ReviewEvent> {
+        self.events.subscribe()
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        PgStore::ping(self).await
     }
 }
 

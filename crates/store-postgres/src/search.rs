@@ -9,36 +9,48 @@
 //! row. `examples/search_bench.rs` measures it on 1,000,000 comments.
 
 use docreview_core::model::{Category, CommentStatus};
+use docreview_core::store::columns::{self, ColumnResult, Columns, SUMMARY_WIDTH};
 use docreview_core::store::{
     CommentHit, CommentSearch, MATCH_END, MATCH_START, ReviewHit, ReviewSearch,
-    SEARCH_COMMENT_WINDOW, SEARCH_DOCUMENT_WINDOW, SNIPPET_ELLIPSIS, SearchQuery, SearchTerm,
-    StoreResult, Visibility,
+    SEARCH_COMMENT_WINDOW, SEARCH_DOCUMENT_WINDOW, SNIPPET_ELLIPSIS, SearchQuery, SearchStore,
+    SearchTerm, StoreResult, Visibility, count_param,
 };
-use sqlx::postgres::PgRow;
-use sqlx::{PgPool, Row};
 
+use crate::PgStore;
+use crate::columns::{REVIEW_COLUMNS, SUMMARY_COLUMNS, SUMMARY_FROM};
 use crate::error::map_error;
-use crate::rows;
-use crate::store::{VISIBLE, VISIBLE_IDS, bind_visibility, count_param};
-
-type RowResult<T> = Result<T, sqlx::Error>;
+use crate::sql::{decode_all, storable};
+use crate::visibility::{self, VISIBLE, visible_items};
 
 /// The query as `to_tsquery` text: a prefix term `w:*`, a phrase `(w1 <-> w2 …)`, all joined by
-/// `&`. `None` when there is nothing to match. The words are letters and digits only (the core
-/// guarantees it), and the text is bound as a parameter anyway, never spliced into SQL.
+/// `&`. `None` when there is nothing to match. The words are letters and digits only (`lexeme`),
+/// and the text is bound as a parameter anyway, never spliced into SQL.
 pub fn tsquery(query: &SearchQuery) -> Option<String> {
     let terms: Vec<String> = query
         .terms
         .iter()
         .filter_map(|term| match term {
-            SearchTerm::Prefix(word) if !word.is_empty() => Some(format!("{word}:*")),
-            SearchTerm::Phrase(words) if !words.is_empty() => {
-                Some(format!("({})", words.join(" <-> ")))
+            SearchTerm::Prefix(word) => {
+                let word = lexeme(word);
+                (!word.is_empty()).then(|| format!("{word}:*"))
             }
-            _ => None,
+            SearchTerm::Phrase(words) => {
+                let words: Vec<String> = words
+                    .iter()
+                    .map(|word| lexeme(word))
+                    .filter(|word| !word.is_empty())
+                    .collect();
+                (!words.is_empty()).then(|| format!("({})", words.join(" <-> ")))
+            }
         })
         .collect();
     (!terms.is_empty()).then(|| terms.join(" & "))
+}
+
+/// A query word as `to_tsquery` (and the snippet window's pattern) may read it: its letters and
+/// digits. The core sends nothing else; any other character would be query syntax here.
+fn lexeme(word: &str) -> String {
+    word.chars().filter(|c| c.is_alphanumeric()).collect()
 }
 
 /// `ts_headline` options: one fragment of 16–24 words around the best match (`ShortWord=0`, or
@@ -81,16 +93,21 @@ fn first_words(query: &SearchQuery) -> Vec<String> {
         .terms
         .iter()
         .filter_map(|term| match term {
-            SearchTerm::Prefix(word) => Some(word.clone()),
-            SearchTerm::Phrase(words) => words.first().cloned(),
+            SearchTerm::Prefix(word) => Some(lexeme(word)),
+            SearchTerm::Phrase(words) => words
+                .iter()
+                .map(|word| lexeme(word))
+                .find(|w| !w.is_empty()),
         })
         .filter(|word| !word.is_empty())
         .collect()
 }
 
 /// A `LATERAL` subquery making a snippet of `source` for the tsquery `query`, as columns
-/// `snippet`, `cut_before` and `cut_after` of `alias`: the highlighted fragment, and whether text
-/// (a letter or digit, not just spaces or punctuation) was left out before and after it.
+/// `snippet`, `cut_before`, `cut_after`, `lead` and `tail` of `alias`: the highlighted fragment,
+/// whether text (a letter or digit, not just spaces or punctuation) was left out before and
+/// after it, and, where none was, the spaces and punctuation there (the fragment starts and
+/// ends with a word; a text shown whole keeps its `(` or final `.`, as on SQLite).
 /// `options` and `markers` name the bound `headline_options()` and `markers()`.
 ///
 /// The index splits words at every ASCII punctuation character (`docreview_search_words`), the
@@ -122,15 +139,19 @@ fn snippet_sql(alias: &str, source: &Source, query: &str, options: &str, markers
     let word = "'[^[:space:][:punct:][:cntrl:]]'";
     format!(
         "CROSS JOIN LATERAL ( \
-           SELECT h.snippet, \
-             h.start > 1 OR (h.at > 1 AND left(h.split, h.at - 1) ~ {word}), \
-             h.more OR (h.at > 0 AND substr(h.split, h.at + length(h.plain)) ~ {word}) \
+           SELECT c.snippet, c.cut_before, c.cut_after, \
+             CASE WHEN c.at > 1 AND NOT c.cut_before THEN left(c.split, c.at - 1) ELSE '' END, \
+             CASE WHEN c.at > 0 AND NOT c.cut_after \
+               THEN substr(c.split, c.at + length(c.plain)) ELSE '' END \
+           FROM (SELECT h.snippet, h.split, h.plain, h.at, \
+             h.start > 1 OR (h.at > 1 AND left(h.split, h.at - 1) ~ {word}) AS cut_before, \
+             h.more OR (h.at > 0 AND substr(h.split, h.at + length(h.plain)) ~ {word}) AS cut_after \
            FROM (SELECT t.*, strpos(t.split, t.plain) AS at \
              FROM (SELECT x.*, translate(x.snippet, {markers}, '') AS plain \
                FROM (SELECT y.*, ts_headline('simple', y.split, {query}, {options}) AS snippet \
                  FROM (SELECT {split} AS split, v.start, v.more FROM ({piece}) v OFFSET 0) y \
-                 OFFSET 0) x) t) h \
-         ) {alias}(snippet, cut_before, cut_after)"
+                 OFFSET 0) x) t) h) c \
+         ) {alias}(snippet, cut_before, cut_after, lead, tail)"
     )
 }
 
@@ -139,14 +160,21 @@ struct Snippet {
     text: String,
     cut_before: bool,
     cut_after: bool,
+    lead: String,
+    tail: String,
 }
 
+/// How many columns `snippet_sql` gives.
+const SNIPPET_WIDTH: usize = 5;
+
 impl Snippet {
-    fn read(row: &PgRow, at: usize) -> RowResult<Snippet> {
+    fn read(row: &dyn Columns, at: usize) -> ColumnResult<Snippet> {
         Ok(Snippet {
-            text: row.try_get(at)?,
-            cut_before: row.try_get(at + 1)?,
-            cut_after: row.try_get(at + 2)?,
+            text: row.text(at)?,
+            cut_before: row.flag(at + 1)?,
+            cut_after: row.flag(at + 2)?,
+            lead: row.text(at + 3)?,
+            tail: row.text(at + 4)?,
         })
     }
 
@@ -154,17 +182,22 @@ impl Snippet {
         self.text.contains(MATCH_START)
     }
 
-    /// The U+0001s removed, and `SNIPPET_ELLIPSIS` at an end where text was left out.
+    /// The U+0001s removed, `SNIPPET_ELLIPSIS` at an end where text was left out, the
+    /// punctuation at an end where none was, without surrounding spaces.
     fn finish(self) -> String {
-        let mut out = String::with_capacity(self.text.len() + 2 * SNIPPET_ELLIPSIS.len());
+        let mut out = String::with_capacity(
+            self.lead.len() + self.text.len() + self.tail.len() + 2 * SNIPPET_ELLIPSIS.len(),
+        );
         if self.cut_before {
             out.push_str(SNIPPET_ELLIPSIS);
         }
-        out.extend(self.text.chars().filter(|c| *c != '\u{1}'));
+        for part in [&self.lead, &self.text, &self.tail] {
+            out.extend(part.chars().filter(|c| *c != '\u{1}'));
+        }
         if self.cut_after {
             out.push_str(SNIPPET_ELLIPSIS);
         }
-        out
+        out.trim().to_string()
     }
 }
 
@@ -183,25 +216,6 @@ const DOCUMENT_CANDIDATES: usize = SEARCH_DOCUMENT_WINDOW;
 /// prepared (generic) plan would guess the same 0.5% for every query.
 const QUERY: &str = "to_tsquery('simple', $5::text)";
 
-/// Keeps items of documents a member may see; nothing for `All`.
-///
-/// An internal member reaches most documents (every link-mode one), so the GIN index leads and
-/// each match's document is looked up by key and checked (`VISIBLE`, cheap tests first). An
-/// external member reaches only their own and their projects' documents: their ids are
-/// collected first (`ARRAY(…)`, one value for the planner) and their items read in one bitmap
-/// scan of `comments_by_review`, whatever the words (see `matches`).
-fn visible_filter(column: &str, visibility: &Visibility) -> String {
-    match visibility {
-        Visibility::All { .. } => String::new(),
-        Visibility::Member { internal: true, .. } => {
-            format!("AND EXISTS (SELECT 1 FROM reviews r WHERE r.id = {column} AND {VISIBLE})")
-        }
-        Visibility::Member {
-            internal: false, ..
-        } => format!("AND {column} = ANY(ARRAY({VISIBLE_IDS}))"),
-    }
-}
-
 /// The word test on a `tsvector` column. For an external member it is `ts_match_vq`, the
 /// function behind `@@`, which no index serves, so their search reads only their documents'
 /// items: bounded by what they can see, and immune to planners misjudging the GIN index (which
@@ -217,12 +231,12 @@ fn matches(column: &str, visibility: &Visibility) -> String {
     }
 }
 
-pub async fn comments(pool: &PgPool, search: CommentSearch) -> StoreResult<Vec<CommentHit>> {
+async fn comments(store: &PgStore, search: CommentSearch) -> StoreResult<Vec<CommentHit>> {
     let Some(query_text) = tsquery(&search.query) else {
         return Ok(Vec::new());
     };
     let sql = comments_sql(&search.visibility);
-    let rows = bind_visibility(sqlx::query(&sql).persistent(false), &search.visibility)
+    let rows = visibility::bind(sqlx::query(&sql).persistent(false), &search.visibility)
         .bind(query_text)
         .bind(search.status.map(CommentStatus::as_str))
         .bind(search.category.map(Category::as_str))
@@ -231,13 +245,10 @@ pub async fn comments(pool: &PgPool, search: CommentSearch) -> StoreResult<Vec<C
         .bind(count_param(search.limit))
         .bind(headline_options())
         .bind(markers())
-        .fetch_all(pool)
+        .fetch_all(&store.pool)
         .await
         .map_err(map_error)?;
-    rows.iter()
-        .map(comment_hit)
-        .collect::<RowResult<Vec<_>>>()
-        .map_err(map_error)
+    decode_all(&rows, comment_hit)
 }
 
 fn comments_sql(visibility: &Visibility) -> String {
@@ -254,7 +265,7 @@ fn comments_sql(visibility: &Visibility) -> String {
                    AND ($7::text IS NULL OR c.category = $7::text)";
     format!(
         "SELECT h.review_id, r.title, h.comment_id, h.message_id, u.id, u.provider, u.display_name, \
-           c.category, c.status, h.created_at, sn.snippet, sn.cut_before, sn.cut_after \
+           c.category, c.status, h.created_at, sn.snippet, sn.cut_before, sn.cut_after, sn.lead, sn.tail \
          FROM ( \
            SELECT w.review_id, w.comment_id, w.message_id, w.item_id, w.created_at, \
              ts_rank_cd(w.search, {QUERY}) AS rank \
@@ -284,8 +295,8 @@ fn comments_sql(visibility: &Visibility) -> String {
          ORDER BY h.rank DESC, h.created_at DESC, h.item_id DESC",
         comment_matches = matches("c.search", visibility),
         message_matches = matches("m.search", visibility),
-        visible_comments = visible_filter("c.review_id", visibility),
-        visible_messages = visible_filter("m.review_id", visibility),
+        visible_comments = visible_items("c.review_id", visibility),
+        visible_messages = visible_items("m.review_id", visibility),
         snippet = snippet_sql(
             "sn",
             &Source::Whole("coalesce(m.body, c.body)"),
@@ -296,48 +307,36 @@ fn comments_sql(visibility: &Visibility) -> String {
     )
 }
 
-fn comment_hit(row: &PgRow) -> RowResult<CommentHit> {
-    let category: String = row.try_get(7)?;
-    let status: String = row.try_get(8)?;
+fn comment_hit(row: &dyn Columns) -> ColumnResult<CommentHit> {
     Ok(CommentHit {
-        review_id: row.try_get(0)?,
-        review_title: row.try_get(1)?,
-        comment_id: row.try_get(2)?,
-        message_id: row.try_get(3)?,
-        author: rows::user(row, 4)?,
-        category: Category::parse(&category).ok_or_else(|| unexpected(7, &category))?,
-        status: CommentStatus::parse(&status).ok_or_else(|| unexpected(8, &status))?,
-        created_at: row.try_get(9)?,
+        review_id: row.text(0)?,
+        review_title: row.text(1)?,
+        comment_id: row.text(2)?,
+        message_id: row.optional_text(3)?,
+        author: columns::user(row, 4)?,
+        category: columns::word(row, 7, Category::parse)?,
+        status: columns::word(row, 8, CommentStatus::parse)?,
+        created_at: row.integer(9)?,
         snippet: Snippet::read(row, 10)?.finish(),
     })
 }
 
-fn unexpected(index: usize, value: &str) -> sqlx::Error {
-    sqlx::Error::ColumnDecode {
-        index: index.to_string(),
-        source: format!("unexpected value `{value}`").into(),
-    }
-}
-
-pub async fn reviews(pool: &PgPool, search: ReviewSearch) -> StoreResult<Vec<ReviewHit>> {
+async fn reviews(store: &PgStore, search: ReviewSearch) -> StoreResult<Vec<ReviewHit>> {
     let Some(query_text) = tsquery(&search.query) else {
         return Ok(Vec::new());
     };
     let sql = reviews_sql(&search.visibility);
-    let rows = bind_visibility(sqlx::query(&sql).persistent(false), &search.visibility)
+    let rows = visibility::bind(sqlx::query(&sql).persistent(false), &search.visibility)
         .bind(query_text)
         .bind(count_param(search.offset))
         .bind(count_param(search.limit))
         .bind(headline_options())
         .bind(markers())
         .bind(first_words(&search.query))
-        .fetch_all(pool)
+        .fetch_all(&store.pool)
         .await
         .map_err(map_error)?;
-    rows.iter()
-        .map(review_hit)
-        .collect::<RowResult<Vec<_>>>()
-        .map_err(map_error)
+    decode_all(&rows, review_hit)
 }
 
 fn reviews_sql(visibility: &Visibility) -> String {
@@ -347,8 +346,8 @@ fn reviews_sql(visibility: &Visibility) -> String {
     // recently updated first. Both snippets are made (a title is short): the text's when it
     // shows a match, else the title's.
     format!(
-        "SELECT {review}, {summary}, tx.snippet, tx.cut_before, tx.cut_after, \
-           ti.snippet, ti.cut_before, ti.cut_after \
+        "SELECT {review}, {summary}, tx.snippet, tx.cut_before, tx.cut_after, tx.lead, tx.tail, \
+           ti.snippet, ti.cut_before, ti.cut_after, ti.lead, ti.tail \
          FROM ( \
            SELECT w.review_id, w.updated_at, ts_rank_cd(w.document, {QUERY}) AS rank \
            FROM ( \
@@ -364,9 +363,9 @@ fn reviews_sql(visibility: &Visibility) -> String {
          JOIN review_search s ON s.review_id = hit.review_id \
          {text_snippet} {title_snippet} \
          ORDER BY hit.rank DESC, r.updated_at DESC, r.id DESC",
-        review = rows::REVIEW_COLUMNS,
-        summary = rows::SUMMARY_COLUMNS,
-        from = rows::SUMMARY_FROM,
+        review = REVIEW_COLUMNS,
+        summary = SUMMARY_COLUMNS,
+        from = SUMMARY_FROM,
         visible = match visibility {
             Visibility::All { .. } => String::new(),
             Visibility::Member { .. } => format!("AND {VISIBLE}"),
@@ -385,19 +384,81 @@ fn reviews_sql(visibility: &Visibility) -> String {
     )
 }
 
-fn review_hit(row: &PgRow) -> RowResult<ReviewHit> {
-    let at = rows::SUMMARY_COLUMN_COUNT;
+fn review_hit(row: &dyn Columns) -> ColumnResult<ReviewHit> {
+    let at = SUMMARY_WIDTH;
     let text = Snippet::read(row, at)?;
-    let title = Snippet::read(row, at + 3)?;
+    let title = Snippet::read(row, at + SNIPPET_WIDTH)?;
     let snippet = if text.shows_match() || !title.shows_match() {
         text.finish()
     } else {
         title.finish()
     };
     Ok(ReviewHit {
-        summary: rows::summary(row)?,
+        summary: columns::summary(row, 0)?,
         snippet,
     })
+}
+
+#[async_trait::async_trait]
+impl SearchStore for PgStore {
+    async fn search_comments(&self, search: CommentSearch) -> StoreResult<Vec<CommentHit>> {
+        comments(self, search).await
+    }
+
+    async fn search_reviews(&self, search: ReviewSearch) -> StoreResult<Vec<ReviewHit>> {
+        reviews(self, search).await
+    }
+
+    async fn reviews_without_search_text(
+        &self,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, String)>> {
+        let rows = sqlx::query(
+            "SELECT s.review_id, r.latest_version_id FROM review_search s \
+             JOIN reviews r ON r.id = s.review_id \
+             WHERE s.version_id IS NULL ORDER BY s.review_id LIMIT $1",
+        )
+        .bind(count_param(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        decode_all(&rows, |row| Ok((row.text(0)?, row.text(1)?)))
+    }
+
+    async fn set_search_text(
+        &self,
+        review_id: &str,
+        version_id: &str,
+        text: String,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        // FOR KEY SHARE conflicts with `write_version`'s FOR UPDATE (and with deletion) but not
+        // with comment writes: a version written meanwhile either waits for this transaction or
+        // is seen here. Text a version write set (`version_id` not NULL) is never overwritten,
+        // also when a replaced body kept its version id.
+        let latest: Option<String> =
+            sqlx::query_scalar("SELECT latest_version_id FROM reviews WHERE id = $1 FOR KEY SHARE")
+                .bind(review_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(map_error)?;
+        if latest.as_deref() != Some(version_id) {
+            return Ok(());
+        }
+        sqlx::query(
+            "INSERT INTO review_search (review_id, title, body, version_id) \
+             SELECT id, title, $2, $3 FROM reviews WHERE id = $1 \
+             ON CONFLICT (review_id) DO UPDATE SET body = excluded.body, version_id = excluded.version_id \
+             WHERE review_search.version_id IS NULL",
+        )
+        .bind(review_id)
+        .bind(storable(text))
+        .bind(version_id)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        tx.commit().await.map_err(map_error)
+    }
 }
 
 #[cfg(test)]
@@ -439,6 +500,14 @@ mod tests {
             }),
             None
         );
+        assert_eq!(
+            tsquery(&SearchQuery {
+                terms: vec![prefix("'&|!:*"), prefix("de-ploy")]
+            })
+            .as_deref(),
+            Some("deploy:*"),
+            "query syntax never reaches to_tsquery"
+        );
     }
 
     #[test]
@@ -447,6 +516,8 @@ mod tests {
             text: text.to_string(),
             cut_before,
             cut_after,
+            lead: String::new(),
+            tail: String::new(),
         };
         assert_eq!(
             snippet("see x.\u{1}org/\u{1}deploy", true, false).finish(),
@@ -454,5 +525,11 @@ mod tests {
         );
         assert_eq!(snippet("all", false, true).finish(), "all…");
         assert_eq!(snippet("", false, false).finish(), "");
+        let whole = Snippet {
+            lead: " (\u{1}".to_string(),
+            tail: ").\u{1} \n".to_string(),
+            ..snippet("see", false, false)
+        };
+        assert_eq!(whole.finish(), "(see).");
     }
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use docreview_core::model::Millis;
 use docreview_core::store::{
-    CommentSearch, ReviewSearch, SearchQuery, SearchTerm, Store, Visibility,
+    CommentSearch, ReviewSearch, SearchQuery, SearchStore, SearchTerm, Visibility,
 };
 use docreview_store_sqlite::SqliteStore;
 use rusqlite::{Connection, params};

@@ -1,5 +1,4 @@
-//! Full-text search with FTS5 (schema in `migrations/0002_*.sql`), and the visibility rule the
-//! document lists share.
+//! `SearchStore` on SQLite: full-text search with FTS5 (schema in `migrations/0002_*.sql`).
 //!
 //! Why searches are shaped as they are (measured on 1,000,000 comments, `examples/search_bench.rs`):
 //! - FTS5's `bm25()` first counts every row that contains each term, whatever the page asked
@@ -19,19 +18,21 @@
 //! - Documents are few next to comments, so FTS5's `bm25()` ranks them (over the newest
 //!   `DOCUMENT_CANDIDATES`); their snippets are found in their text, read only up to the match.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use docreview_core::model::{Category, CommentStatus};
+use docreview_core::store::columns::{self, SUMMARY_WIDTH, to_json};
 use docreview_core::store::{
     CommentHit, CommentSearch, MATCH_END, MATCH_START, ReviewHit, ReviewSearch,
-    SEARCH_COMMENT_WINDOW, SEARCH_DOCUMENT_WINDOW, StoreResult, Visibility,
+    SEARCH_COMMENT_WINDOW, SEARCH_DOCUMENT_WINDOW, SearchStore, StoreResult, count_param,
 };
-use rusqlite::{Connection, OptionalExtension, ToSql};
+use rusqlite::{Connection, ToSql, params};
 
-use crate::rows;
-use crate::store::query_named;
+use crate::SqliteStore;
+use crate::columns::{REVIEW_COLUMNS, SUMMARY_EXTRA_COLUMNS, SUMMARY_FROM};
+use crate::sql::{execute, internal, query_all, query_named, query_optional};
 use crate::text::{self, Marked, Term};
-use crate::{internal, rows::to_json};
+use crate::visibility::{Caller, MEMBER_SEES, Reach, reach, visible_items};
 
 /// Comment matches ranked per query, newest first (see the module's notes).
 const CANDIDATES: usize = SEARCH_COMMENT_WINDOW;
@@ -43,58 +44,6 @@ const IDF_PROBE: usize = 256;
 const FEW_DOCUMENTS: usize = 64;
 /// Tokens of context a snippet shows around the matches.
 const SNIPPET_TOKENS: usize = 20;
-
-/// Whether the member calling (`:user_id`, `:email`, `:internal`) may see document `r`
-/// (DESIGN.md §3): they own it, hold a role in its project, or, if internal, it is in link mode
-/// or shared with their email. External members reach documents only through projects.
-pub const MEMBER_SEES: &str = "(r.owner_id = :user_id \
-     OR EXISTS (SELECT 1 FROM project_roles mine \
-                WHERE mine.project_code = r.project_code AND mine.user_id = :user_id) \
-     OR (:internal AND (r.access_mode = 'link' OR EXISTS \
-         (SELECT 1 FROM review_access a WHERE a.review_id = r.id AND a.email = :email))))";
-
-/// The caller of a list or search, as the named parameters of `MEMBER_SEES` and
-/// `rows::SUMMARY_FROM` bind it.
-pub struct Caller {
-    /// Sees every document (`Visibility::All`).
-    pub all: bool,
-    pub user_id: String,
-    /// Empty for `All`: such callers carry no grant of their own.
-    pub email: String,
-    pub internal: bool,
-}
-
-impl Caller {
-    pub fn of(visibility: &Visibility) -> Self {
-        match visibility {
-            Visibility::All { user_id } => Caller {
-                all: true,
-                user_id: user_id.clone(),
-                email: String::new(),
-                internal: true,
-            },
-            Visibility::Member {
-                user_id,
-                email,
-                internal,
-            } => Caller {
-                all: false,
-                user_id: user_id.clone(),
-                email: email.clone(),
-                internal: *internal,
-            },
-        }
-    }
-
-    pub fn params(&self) -> [(&'static str, &dyn ToSql); 4] {
-        [
-            (":all", &self.all),
-            (":user_id", &self.user_id),
-            (":email", &self.email),
-            (":internal", &self.internal),
-        ]
-    }
-}
 
 /// `text` as an FTS5 string: quoted, so user text is never read as query syntax.
 fn quoted(text: &str) -> String {
@@ -114,60 +63,14 @@ fn fts_terms(terms: &[Term]) -> String {
     terms.iter().map(fts_term).collect::<Vec<_>>().join(" ")
 }
 
-fn to_i64(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// Which documents a member's search can be confined to.
-enum Reach {
-    /// They see no document at all.
-    Nothing,
-    /// Only these (their keys, `review_texts.id`).
-    Few(Vec<i64>),
-    /// More than `FEW_DOCUMENTS`.
-    Many,
-}
-
-/// Finds out whether the member sees only a few documents, by the indexes that lead to them
-/// (owned, project roles, sharing, link mode), reading at most `FEW_DOCUMENTS + 1` of them.
-fn reach(conn: &Connection, caller: &Caller) -> StoreResult<Reach> {
-    let mut sql = String::from(
-        "SELECT t.id FROM reviews r JOIN review_texts t ON t.review_id = r.id WHERE r.owner_id = :user_id \
-         UNION ALL SELECT t.id FROM project_roles mine JOIN reviews r ON r.project_code = mine.project_code \
-           JOIN review_texts t ON t.review_id = r.id WHERE mine.user_id = :user_id",
-    );
-    if caller.internal {
-        sql.push_str(
-            " UNION ALL SELECT t.id FROM review_access a JOIN review_texts t ON t.review_id = a.review_id \
-                WHERE a.email = :email \
-              UNION ALL SELECT t.id FROM reviews r JOIN review_texts t ON t.review_id = r.id \
-                WHERE r.access_mode = 'link'",
-        );
-    }
-    sql.push_str(" LIMIT :limit");
-    let limit = to_i64(FEW_DOCUMENTS + 1);
-    let mut params: Vec<(&str, &dyn ToSql)> = caller.params().to_vec();
-    params.push((":limit", &limit));
-    let found: Vec<i64> = query_named(conn, &sql, &params, |row| row.get(0))?;
-    let read = found.len();
-    let mut seen = HashSet::new();
-    let distinct: Vec<i64> = found.into_iter().filter(|key| seen.insert(*key)).collect();
-    Ok(if distinct.is_empty() {
-        Reach::Nothing
-    } else if read <= FEW_DOCUMENTS {
-        Reach::Few(distinct)
-    } else {
-        Reach::Many
-    })
-}
-
 /// The key `comment_search.scope` knows a document by.
 fn scope_key(conn: &Connection, review_id: &str) -> StoreResult<Option<i64>> {
-    conn.prepare_cached("SELECT id FROM review_texts WHERE review_id = ?1")
-        .map_err(internal)?
-        .query_row([review_id], |row| row.get(0))
-        .optional()
-        .map_err(internal)
+    query_optional(
+        conn,
+        "SELECT id FROM review_texts WHERE review_id = ?1",
+        [review_id],
+        |row| row.integer(0),
+    )
 }
 
 /// One comment match handed over for ranking.
@@ -177,7 +80,7 @@ struct Candidate {
     marked: Marked,
 }
 
-pub fn search_comments(conn: &Connection, search: &CommentSearch) -> StoreResult<Vec<CommentHit>> {
+fn search_comments(conn: &Connection, search: &CommentSearch) -> StoreResult<Vec<CommentHit>> {
     let terms = text::terms(&search.query);
     if terms.is_empty() || search.limit == 0 || search.offset >= CANDIDATES {
         return Ok(Vec::new());
@@ -189,7 +92,7 @@ pub fn search_comments(conn: &Connection, search: &CommentSearch) -> StoreResult
             None => return Ok(Vec::new()),
         },
         (None, true) => None,
-        (None, false) => match reach(conn, &caller)? {
+        (None, false) => match reach(conn, &caller, FEW_DOCUMENTS)? {
             Reach::Nothing => return Ok(Vec::new()),
             Reach::Few(keys) => Some(keys),
             Reach::Many => None,
@@ -202,21 +105,7 @@ pub fn search_comments(conn: &Connection, search: &CommentSearch) -> StoreResult
     }
 
     // The SQL varies in shape only (which filters), never by user text.
-    let mut filters = String::new();
-    if !caller.all && caller.internal {
-        // Internal members mostly see much (link mode): check each match's document.
-        filters.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM reviews r WHERE r.id = i.review_id AND {MEMBER_SEES})"
-        ));
-    } else if !caller.all {
-        // External members see their own and their projects' documents (`MEMBER_SEES` without
-        // its internal part), a set found by index and built once.
-        filters.push_str(
-            " AND i.review_id IN (SELECT id FROM reviews WHERE owner_id = :user_id \
-               UNION ALL SELECT r.id FROM project_roles mine \
-                 JOIN reviews r ON r.project_code = mine.project_code WHERE mine.user_id = :user_id)",
-        );
-    }
+    let mut filters = visible_items(&caller, "i.review_id");
     if search.status.is_some() {
         filters.push_str(" AND i.status = :status");
     }
@@ -236,7 +125,7 @@ pub fn search_comments(conn: &Connection, search: &CommentSearch) -> StoreResult
     );
     let status = search.status.map(CommentStatus::as_str);
     let category = search.category.map(Category::as_str);
-    let candidates_limit = to_i64(CANDIDATES);
+    let candidates_limit = count_param(CANDIDATES);
     let (start, end) = (MATCH_START.to_string(), MATCH_END.to_string());
     let mut params: Vec<(&str, &dyn ToSql)> = caller.params().to_vec();
     params.extend([
@@ -250,9 +139,9 @@ pub fn search_comments(conn: &Connection, search: &CommentSearch) -> StoreResult
     ]);
     let candidates = query_named(conn, &sql, &params, |row| {
         Ok(Candidate {
-            item: row.get(0)?,
-            created_at: row.get(1)?,
-            marked: Marked::from_highlight(&row.get::<_, Option<String>>(2)?.unwrap_or_default()),
+            item: row.integer(0)?,
+            created_at: row.integer(1)?,
+            marked: Marked::from_highlight(&row.optional_text(2)?.unwrap_or_default()),
         })
     })?;
     if candidates.len() <= search.offset {
@@ -304,18 +193,18 @@ fn comment_hits(conn: &Connection, page: &[&Candidate]) -> StoreResult<Vec<Comme
          WHERE i.id IN (SELECT value FROM json_each(:ids))",
         &[(":ids", &ids as &dyn ToSql)],
         |row| {
-            let message_id: String = row.get(4)?;
+            let message_id = row.text(4)?;
             Ok((
-                row.get::<_, i64>(0)?,
+                row.integer(0)?,
                 CommentHit {
-                    review_id: row.get(1)?,
-                    review_title: row.get(2)?,
-                    comment_id: row.get(3)?,
+                    review_id: row.text(1)?,
+                    review_title: row.text(2)?,
+                    comment_id: row.text(3)?,
                     message_id: (!message_id.is_empty()).then_some(message_id),
-                    author: rows::user(row, 5)?,
-                    category: rows::word(row, 8, Category::parse)?,
-                    status: rows::word(row, 9, CommentStatus::parse)?,
-                    created_at: row.get(10)?,
+                    author: columns::user(row, 5)?,
+                    category: columns::word(row, 8, Category::parse)?,
+                    status: columns::word(row, 9, CommentStatus::parse)?,
+                    created_at: row.integer(10)?,
                     snippet: String::new(),
                 },
             ))
@@ -337,18 +226,18 @@ fn comment_hits(conn: &Connection, page: &[&Candidate]) -> StoreResult<Vec<Comme
 /// Each term's inverse document frequency among all comments (bm25's IDF), from how far back
 /// its newest `IDF_PROBE` matches reach: exact for rarer terms, an estimate for common ones.
 fn term_weights(conn: &Connection, terms: &[Term]) -> StoreResult<Vec<f64>> {
-    let rows: Option<i64> = conn
-        .prepare_cached("SELECT max(id) FROM comment_search_items")
-        .map_err(internal)?
-        .query_row([], |row| row.get(0))
-        .optional()
-        .map_err(internal)?
-        .flatten();
-    let Some(newest) = rows else {
+    let newest = query_optional(
+        conn,
+        "SELECT max(id) FROM comment_search_items",
+        [],
+        |row| row.optional_integer(0),
+    )?
+    .flatten();
+    let Some(newest) = newest else {
         return Ok(vec![1.0; terms.len()]);
     };
     let total = newest as f64;
-    let probe = to_i64(IDF_PROBE);
+    let probe = count_param(IDF_PROBE);
     let mut weights = Vec::with_capacity(terms.len());
     for term in terms {
         let matching = format!("body : {}", fts_term(term));
@@ -357,7 +246,7 @@ fn term_weights(conn: &Connection, terms: &[Term]) -> StoreResult<Vec<f64>> {
             "SELECT rowid FROM comment_search WHERE comment_search MATCH :match \
              ORDER BY rowid DESC LIMIT :probe",
             &[(":match", &matching as &dyn ToSql), (":probe", &probe)],
-            |row| row.get(0),
+            |row| row.integer(0),
         )?;
         let hits = match found.last() {
             Some(&oldest) if found.len() >= IDF_PROBE => {
@@ -371,7 +260,7 @@ fn term_weights(conn: &Connection, terms: &[Term]) -> StoreResult<Vec<f64>> {
     Ok(weights)
 }
 
-pub fn search_reviews(conn: &Connection, search: &ReviewSearch) -> StoreResult<Vec<ReviewHit>> {
+fn search_reviews(conn: &Connection, search: &ReviewSearch) -> StoreResult<Vec<ReviewHit>> {
     let terms = text::terms(&search.query);
     if terms.is_empty() || search.limit == 0 || search.offset >= DOCUMENT_CANDIDATES {
         return Ok(Vec::new());
@@ -391,14 +280,14 @@ pub fn search_reviews(conn: &Connection, search: &ReviewSearch) -> StoreResult<V
          ORDER BY review_search.rowid DESC LIMIT :candidates"
     );
     let matching = fts_terms(&terms);
-    let candidates_limit = to_i64(DOCUMENT_CANDIDATES);
+    let candidates_limit = count_param(DOCUMENT_CANDIDATES);
     let mut params: Vec<(&str, &dyn ToSql)> = caller.params().to_vec();
     params.extend([
         (":match", &matching as &dyn ToSql),
         (":candidates", &candidates_limit),
     ]);
     let mut ranked: Vec<(String, i64, f64)> = query_named(conn, &sql, &params, |row| {
-        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        Ok((row.text(0)?, row.integer(1)?, row.real(2)?))
     })?;
     // bm25() is lower for better matches. Ties: most recently updated first, then by id.
     ranked.sort_by(|a, b| a.2.total_cmp(&b.2).then(b.1.cmp(&a.1)).then(b.0.cmp(&a.0)));
@@ -413,17 +302,14 @@ pub fn search_reviews(conn: &Connection, search: &ReviewSearch) -> StoreResult<V
     }
     let ids = to_json(&page);
     let sql = format!(
-        "SELECT {review}, {extra}, t.body FROM {from} JOIN review_texts t ON t.review_id = r.id \
-         WHERE r.id IN (SELECT value FROM json_each(:ids))",
-        review = rows::REVIEW_COLUMNS,
-        extra = rows::SUMMARY_EXTRA_COLUMNS,
-        from = rows::SUMMARY_FROM,
+        "SELECT {REVIEW_COLUMNS}, {SUMMARY_EXTRA_COLUMNS}, t.body FROM {SUMMARY_FROM} \
+         JOIN review_texts t ON t.review_id = r.id WHERE r.id IN (SELECT value FROM json_each(:ids))"
     );
     let mut params: Vec<(&str, &dyn ToSql)> = caller.params().to_vec();
     params.push((":ids", &ids));
     let mut found: HashMap<String, ReviewHit> = query_named(conn, &sql, &params, |row| {
-        let summary = rows::summary(row)?;
-        let body: Option<String> = row.get(rows::SUMMARY_COLUMN_COUNT)?;
+        let summary = columns::summary(row, 0)?;
+        let body = row.optional_text(SUMMARY_WIDTH)?;
         let snippet = document_snippet(body.as_deref(), &summary.review.title, &terms);
         Ok((summary.review.id.clone(), ReviewHit { summary, snippet }))
     })?
@@ -443,4 +329,57 @@ fn document_snippet(body: Option<&str>, title: &str, terms: &[Term]) -> String {
         }
     }
     Marked::find(title, terms, SNIPPET_TOKENS).snippet(SNIPPET_TOKENS)
+}
+
+#[async_trait::async_trait]
+impl SearchStore for SqliteStore {
+    async fn search_comments(&self, search: CommentSearch) -> StoreResult<Vec<CommentHit>> {
+        self.read(move |tx| search_comments(tx, &search)).await
+    }
+
+    async fn search_reviews(&self, search: ReviewSearch) -> StoreResult<Vec<ReviewHit>> {
+        self.read(move |tx| search_reviews(tx, &search)).await
+    }
+
+    async fn reviews_without_search_text(
+        &self,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, String)>> {
+        self.read(move |tx| {
+            query_all(
+                tx,
+                "SELECT t.review_id, r.latest_version_id FROM review_texts t \
+                 JOIN reviews r ON r.id = t.review_id \
+                 WHERE t.body IS NULL ORDER BY t.id LIMIT ?1",
+                [count_param(limit)],
+                |row| Ok((row.text(0)?, row.text(1)?)),
+            )
+        })
+        .await
+    }
+
+    async fn set_search_text(
+        &self,
+        review_id: &str,
+        version_id: &str,
+        text: String,
+    ) -> StoreResult<()> {
+        let (review_id, version_id) = (review_id.to_string(), version_id.to_string());
+        self.write(move |conn| {
+            // Only while the text was never set and `version_id` is still the latest: a version
+            // write (new or in place) has set the current text, and must not be overwritten
+            // with an older one.
+            execute(
+                conn,
+                "INSERT INTO review_texts (review_id, body) \
+                 SELECT id, ?3 FROM reviews WHERE id = ?1 AND latest_version_id = ?2 \
+                 ON CONFLICT (review_id) DO UPDATE SET body = excluded.body \
+                 WHERE review_texts.body IS NULL",
+                params![review_id, version_id, text],
+            )
+            .map_err(internal)?;
+            Ok(())
+        })
+        .await
+    }
 }

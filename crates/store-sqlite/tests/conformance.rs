@@ -1,16 +1,13 @@
 //! Runs the storage conformance suite against the SQLite backend, each check on a fresh
-//! database file in its own temporary directory (deleted when the check's store is dropped).
+//! database file in its own temporary directory (deleted after the check).
 
-use std::sync::Arc;
-
-use docreview_core::store::Store;
-use docreview_store_conformance::StoreWithCleanup;
+use docreview_store_conformance::FreshStore;
 use docreview_store_sqlite::SqliteStore;
 
-async fn fresh_store() -> Option<Arc<dyn Store>> {
+async fn fresh_store() -> Option<FreshStore> {
     let dir = tempfile::tempdir().expect("temporary directory");
     let store = SqliteStore::open(&dir.path().join("docreview.db")).expect("open SQLite store");
-    Some(Arc::new(StoreWithCleanup::new(Arc::new(store), dir)))
+    Some(FreshStore::new(store, dir))
 }
 
 docreview_store_conformance::conformance_tests!(fresh_store);

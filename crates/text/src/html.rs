@@ -3,10 +3,15 @@
 //! Comment anchors are code-point offsets into exactly this text, so it must agree with
 //! what a browser's `document.body.textContent` reports (minus script/style/template
 //! bodies, which readers never see): whitespace is kept verbatim and entities decoded.
+//! Documents are shown in a frame where scripts never run, so the text is parsed as such a
+//! browser parses it: `<noscript>` holds markup, not raw text.
 
 use std::collections::{HashMap, HashSet};
 
-use scraper::{Html, Node};
+use html5ever::driver::{self, ParseOpts};
+use html5ever::tendril::TendrilSink;
+use html5ever::tree_builder::TreeBuilderOpts;
+use scraper::{Html, HtmlTreeSink, Node};
 use serde::{Deserialize, Serialize};
 
 const HTML_NAMESPACE: &str = "http://www.w3.org/1999/xhtml";
@@ -18,6 +23,11 @@ pub struct DocumentText {
     pub text: String,
     /// One per h1–h6 element in document order.
     pub headings: Vec<Heading>,
+    /// Code-point offsets in `text` where a block (paragraph, heading, list item, cell, line
+    /// break, …) starts or ends. A browser renders a break there while `textContent` has none
+    /// (`<h2>Scope</h2><p>alpha</p>` is "Scopealpha"): word-based uses (search) split there.
+    #[serde(default)]
+    pub block_breaks: Vec<usize>,
 }
 
 /// A heading and the section of text it introduces.
@@ -40,6 +50,58 @@ pub struct Heading {
 /// Elements whose contents are not part of the readable text.
 fn is_skipped(name: &str) -> bool {
     matches!(name, "script" | "style" | "template")
+}
+
+/// Elements a browser lays out apart from the text around them (a word never runs across).
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "br"
+            | "caption"
+            | "dd"
+            | "details"
+            | "dialog"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hgroup"
+            | "hr"
+            | "legend"
+            | "li"
+            | "main"
+            | "menu"
+            | "nav"
+            | "ol"
+            | "option"
+            | "p"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+    )
 }
 
 fn heading_level(element: &scraper::node::Element) -> Option<u8> {
@@ -72,9 +134,16 @@ struct Extractor {
     /// Raw `id` attribute per heading, resolved into unique ids at the end.
     attr_ids: Vec<Option<String>>,
     open: Vec<OpenHeading>,
+    block_breaks: Vec<usize>,
 }
 
 impl Extractor {
+    fn block_break(&mut self) {
+        if self.block_breaks.last() != Some(&self.char_len) {
+            self.block_breaks.push(self.char_len);
+        }
+    }
+
     fn push_text(&mut self, text: &str) {
         self.text.push_str(text);
         self.char_len += text.chars().count();
@@ -116,6 +185,7 @@ impl Extractor {
         DocumentText {
             text: self.text,
             headings: self.headings,
+            block_breaks: self.block_breaks,
         }
     }
 }
@@ -125,7 +195,7 @@ impl Extractor {
 /// Parsing follows the HTML5 algorithm, so fragments get an implicit `<body>` and
 /// malformed markup is repaired the way browsers repair it.
 pub fn extract(html: &str) -> DocumentText {
-    let document = Html::parse_document(html);
+    let document = parse_without_scripting(html);
     let mut out = Extractor::default();
     let body = document.root_element().children().find(|child| {
         child
@@ -145,6 +215,9 @@ pub fn extract(html: &str) -> DocumentText {
         match node.value() {
             Node::Text(text) => out.push_text(text),
             Node::Element(element) if !is_skipped(element.name()) => {
+                if is_block(element.name()) {
+                    out.block_break();
+                }
                 if let Some(level) = heading_level(element) {
                     out.open_heading(level, element.id());
                 }
@@ -168,13 +241,13 @@ pub fn extract(html: &str) -> DocumentText {
             }
             match done.parent() {
                 Some(parent) if parent.id() != body.id() => {
-                    if parent
-                        .value()
-                        .as_element()
-                        .and_then(heading_level)
-                        .is_some()
-                    {
-                        out.close_heading();
+                    if let Some(element) = parent.value().as_element() {
+                        if heading_level(element).is_some() {
+                            out.close_heading();
+                        }
+                        if is_block(element.name()) {
+                            out.block_break();
+                        }
                     }
                     done = parent;
                 }
@@ -183,6 +256,20 @@ pub fn extract(html: &str) -> DocumentText {
         };
     }
     out.finish()
+}
+
+/// Parses `html` as a browser with scripting disabled does (the document frame's sandbox). A
+/// byte order mark is the encoding's signature, never text: browsers drop it when decoding.
+fn parse_without_scripting(html: &str) -> Html {
+    let html = html.strip_prefix('\u{feff}').unwrap_or(html);
+    let options = ParseOpts {
+        tree_builder: TreeBuilderOpts {
+            scripting_enabled: false,
+            ..TreeBuilderOpts::default()
+        },
+        ..ParseOpts::default()
+    };
+    driver::parse_document(HtmlTreeSink::new(Html::new_document()), options).one(html)
 }
 
 /// Gives every heading an id: its attribute if present, else a slug of its text;
@@ -292,6 +379,29 @@ mod tests {
     }
 
     #[test]
+    fn records_where_blocks_start_and_end() {
+        let doc =
+            extract("<h2>Scope</h2><p>alpha <b>beta</b></p>gamma<br>delta<ul><li>x</li></ul>");
+        assert_eq!(doc.text, "Scopealpha betagammadeltax");
+        // Scope [0,5) alpha beta [5,15) gamma [15,20) delta [20,25) x [25,26)
+        assert_eq!(doc.block_breaks, [0, 5, 15, 20, 25, 26]);
+    }
+
+    #[test]
+    fn noscript_holds_markup_as_in_a_frame_without_scripts() {
+        let doc = extract("<p>a<noscript><b>b</b> &amp; c</noscript>d</p>");
+        assert_eq!(doc.text, "ab & cd");
+        let heading = extract("<noscript><h2>Only without scripts</h2></noscript><p>x</p>");
+        assert_eq!(ids(&heading), ["only-without-scripts"]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_text() {
+        assert_eq!(extract("\u{feff}<p>text</p>").text, "text");
+        assert_eq!(extract("<p>\u{feff}text</p>").text, "\u{feff}text");
+    }
+
+    #[test]
     fn decodes_entities_and_flattens_inline_tags() {
         let doc =
             extract("<p>Fish &amp; <b>chips <i>&lt;hot&gt;</i></b>&nbsp;&eacute;&#x1F600;</p>");
@@ -318,7 +428,8 @@ mod tests {
             extract(""),
             DocumentText {
                 text: String::new(),
-                headings: vec![]
+                headings: vec![],
+                block_breaks: vec![],
             }
         );
         let doc = extract("<div><p>un<b>closed<i>tags</div><h2>after</p>x");

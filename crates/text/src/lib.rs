@@ -4,12 +4,15 @@
 //! All offsets are Unicode code points, matching what browsers report for text ranges.
 
 mod approx;
+mod diff;
 mod html;
 mod indexed;
 mod quote;
 
+pub use diff::{Change, ChangeKind, word_changes};
 pub use html::{DocumentText, Heading, collapse_whitespace, extract, slug};
 pub use indexed::IndexedText;
 pub use quote::{
-    MatchKind, QUOTE_CONTEXT, TextMatch, TextQuote, find_exact, max_errors, quote_at, reanchor,
+    MatchKind, QUOTE_CONTEXT, TextMatch, TextQuote, count_exact, find_exact,
+    find_ignoring_whitespace, max_errors, quote_at, reanchor,
 };

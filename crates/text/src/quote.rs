@@ -154,6 +154,68 @@ pub fn find_exact(text: &IndexedText, quote: &TextQuote, hint: Option<usize>) ->
         .map(|c| exact_match(c.start, exact_len))
 }
 
+/// Where `exact` occurs in `text` when white space is not compared (code points, end
+/// exclusive): the first occurrence, or the one starting nearest `hint`. For quotes copied from
+/// a rendered page, which shows a line break where blocks meet although the text (as
+/// `textContent` gives it) has none, or other white space than the markup holds.
+pub fn find_ignoring_whitespace(
+    text: &IndexedText,
+    exact: &str,
+    hint: Option<usize>,
+) -> Option<(usize, usize)> {
+    let needle: String = exact.chars().filter(|c| !c.is_whitespace()).collect();
+    let needle_len = needle.chars().count();
+    if needle_len == 0 {
+        return None;
+    }
+    // The text without white space, and where each of its characters came from.
+    let mut squeezed = String::with_capacity(text.as_str().len());
+    let mut origin = Vec::new();
+    for (at, c) in text.as_str().chars().enumerate() {
+        if !c.is_whitespace() {
+            squeezed.push(c);
+            origin.push(at);
+        }
+    }
+    let step = needle.chars().next().map_or(1, char::len_utf8);
+    let finder = memmem::Finder::new(needle.as_bytes());
+    let mut best: Option<(usize, usize)> = None;
+    let mut byte = 0;
+    while let Some(found) = finder.find(&squeezed.as_bytes()[byte..]) {
+        let first = squeezed[..byte + found].chars().count();
+        let range = (origin[first], origin[first + needle_len - 1] + 1);
+        let distance = |start: usize| hint.map_or(0, |h| start.abs_diff(h));
+        if best.is_none_or(|(start, _)| distance(range.0) < distance(start)) {
+            best = Some(range);
+        }
+        if hint.is_none() {
+            break;
+        }
+        byte += found + step;
+    }
+    best
+}
+
+/// How many times `exact` occurs in `text` (overlapping occurrences included, as `find_exact`
+/// considers them), counting at most `limit`.
+pub fn count_exact(text: &IndexedText, exact: &str, limit: usize) -> usize {
+    let Some(first) = exact.chars().next() else {
+        return 0;
+    };
+    let finder = memmem::Finder::new(exact.as_bytes());
+    let haystack = text.as_str().as_bytes();
+    let mut count = 0;
+    let mut pos = 0;
+    while count < limit {
+        let Some(found) = finder.find(&haystack[pos..]) else {
+            break;
+        };
+        count += 1;
+        pos += found + first.len_utf8();
+    }
+    count
+}
+
 fn exact_match(start: usize, len: usize) -> TextMatch {
     TextMatch {
         start,
@@ -496,6 +558,40 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_a_quote_whatever_its_white_space() {
+        let text = IndexedText::new("Scopealpha word\n  next Scopealpha".to_string());
+        assert_eq!(
+            find_ignoring_whitespace(&text, "Scope\nalpha", None),
+            Some((0, 10))
+        );
+        assert_eq!(
+            find_ignoring_whitespace(&text, "word next", None),
+            Some((11, 22))
+        );
+        assert_eq!(
+            find_ignoring_whitespace(&text, "Scope alpha", Some(20)),
+            Some((23, 33)),
+            "the occurrence nearest the hint"
+        );
+        assert_eq!(find_ignoring_whitespace(&text, "  ", None), None);
+        assert_eq!(find_ignoring_whitespace(&text, "absent", None), None);
+    }
+
+    #[test]
+    fn counts_every_occurrence_up_to_a_limit() {
+        let text = IndexedText::new("the cat sat; the cat ran; aaa".to_string());
+        assert_eq!(count_exact(&text, "the cat", 10), 2);
+        assert_eq!(
+            count_exact(&text, "aa", 10),
+            2,
+            "overlapping occurrences count"
+        );
+        assert_eq!(count_exact(&text, "dog", 10), 0);
+        assert_eq!(count_exact(&text, "", 10), 0);
+        assert_eq!(count_exact(&text, "a", 3), 3, "stops at the limit");
+    }
 
     fn quote(prefix: &str, exact: &str, suffix: &str) -> TextQuote {
         TextQuote {

@@ -5,14 +5,14 @@ use serde::{Deserialize, Serialize};
 use super::{Service, check_length, page};
 use crate::access::{self, Actor, Credential, Operation};
 use crate::clock::rfc3339;
-use crate::error::{Error, Result};
+use crate::error::{AuthFailure, Error, Result};
 use crate::identity::{self, Secret, is_well_formed_personal_token, mint_personal_token, sha256};
 use crate::ids::new_id;
 use crate::model::{
     Account, LoginCodeRecord, Membership, Millis, Provider, Scope, SessionRecord, SharedKind,
     TokenRecord, User, UserStatus,
 };
-use crate::store::StoreError;
+use crate::store::{MemberQuery, StoreError};
 
 pub const TOKEN_LIFETIME_DAYS: i64 = 90;
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
@@ -170,19 +170,22 @@ impl Service {
             });
         }
         if !is_well_formed_personal_token(presented) {
-            return Err(Error::Unauthorized);
+            return Err(Error::Unauthorized(AuthFailure::Malformed));
         }
         let (token, account) = self
             .store
             .token_by_hash(&sha256(presented.as_bytes()))
             .await?
-            .ok_or(Error::Unauthorized)?;
+            .ok_or(Error::Unauthorized(AuthFailure::Unknown))?;
         let now = self.clock.now();
-        if token.revoked_at.is_some()
-            || token.expires_at <= now
-            || account.status != UserStatus::Active
-        {
-            return Err(Error::Unauthorized);
+        if token.revoked_at.is_some() {
+            return Err(Error::Unauthorized(AuthFailure::Revoked));
+        }
+        if token.expires_at <= now {
+            return Err(Error::Unauthorized(AuthFailure::Expired));
+        }
+        if account.status != UserStatus::Active {
+            return Err(Error::Unauthorized(AuthFailure::Suspended));
         }
         let stale = token
             .last_used_at
@@ -206,9 +209,12 @@ impl Service {
             .store
             .session_by_hash(&sha256(cookie_value.as_bytes()))
             .await?
-            .ok_or(Error::Unauthorized)?;
-        if session.expires_at <= self.clock.now() || account.status != UserStatus::Active {
-            return Err(Error::Unauthorized);
+            .ok_or(Error::Unauthorized(AuthFailure::Unknown))?;
+        if session.expires_at <= self.clock.now() {
+            return Err(Error::Unauthorized(AuthFailure::Expired));
+        }
+        if account.status != UserStatus::Active {
+            return Err(Error::Unauthorized(AuthFailure::Suspended));
         }
         Ok(Actor {
             account,
@@ -246,7 +252,8 @@ impl Service {
             Some(account) if matches && account.status == UserStatus::Active => account,
             _ => {
                 self.failed_attempts.record_failure(address, now);
-                return Err(Error::Unauthorized);
+                // The same for every failure: no account enumeration.
+                return Err(Error::Unauthorized(AuthFailure::Unknown));
             }
         };
         let (cookie_value, hash) = identity::mint_session_value();
@@ -321,6 +328,32 @@ impl Service {
         }
         token.revoked_at = Some(now);
         Ok(TokenView::of(&token))
+    }
+
+    /// A personal token made on the owner's settings page (DESIGN.md §2): only a signed-in
+    /// browser may make one, so a token can never mint another. Its value is shown once.
+    pub async fn create_my_token(
+        &self,
+        actor: &Actor,
+        name: &str,
+        scopes: Vec<Scope>,
+    ) -> Result<IssuedToken> {
+        if !matches!(actor.credential, Credential::Session { .. }) {
+            return Err(Error::forbidden(
+                "create personal tokens from a signed-in browser",
+            ));
+        }
+        let name = name.trim().to_string();
+        check_length("token name", &name, 1, 100)?;
+        let (value, record) = self.new_token(
+            &actor.account,
+            default_scopes(scopes),
+            name,
+            TOKEN_LIFETIME_DAYS,
+            self.clock.now(),
+        )?;
+        self.store.insert_token(record.clone()).await?;
+        Ok(IssuedToken { value, record })
     }
 
     /// The approval step of the command-line login, by a signed-in user: a one-time code bound to
@@ -424,6 +457,81 @@ impl Service {
     }
 
     /// `docreview admin create-user`.
+    /// `docreview admin set-password`: gives a member (e.g. an external member an admin
+    /// registered) a password for browser sign-in, or replaces theirs.
+    pub async fn set_password(&self, email: &str, password_hash: String) -> Result<Account> {
+        let account = self
+            .store
+            .account_by_email(&normalize_email(email)?)
+            .await?
+            .filter(|account| account.status != UserStatus::Removed)
+            .ok_or(Error::NotFound("user"))?;
+        if account.user.provider != Provider::Local {
+            return Err(Error::invalid(format!(
+                "{} signs in through {}, not with a password",
+                account.email, account.user.provider
+            )));
+        }
+        if !self
+            .store
+            .set_password_hash(account.id(), password_hash)
+            .await?
+        {
+            return Err(Error::NotFound("user"));
+        }
+        Ok(account)
+    }
+
+    /// `docreview admin list-users`: every member (not removed ones), by email.
+    pub async fn all_users(&self) -> Result<Vec<Account>> {
+        const PAGE: usize = 500;
+        let mut users: Vec<Account> = Vec::new();
+        loop {
+            let page = self
+                .store
+                .list_accounts(MemberQuery {
+                    admins_only: false,
+                    after: users.last().map(|account| account.email.clone()),
+                    limit: PAGE,
+                })
+                .await?;
+            let full = page.len() == PAGE;
+            users.extend(page);
+            if !full {
+                return Ok(users);
+            }
+        }
+    }
+
+    /// `docreview admin list-tokens`: a member's tokens in use, newest first.
+    pub async fn tokens_of_member(&self, email: &str) -> Result<Vec<TokenRecord>> {
+        let account = self
+            .store
+            .account_by_email(&normalize_email(email)?)
+            .await?
+            .ok_or(Error::NotFound("user"))?;
+        Ok(self.store.tokens_of(account.id()).await?)
+    }
+
+    /// `docreview admin revoke-token`: any member's token, by id; it stops working at once.
+    pub async fn revoke_token_by_id(&self, token_id: &str) -> Result<()> {
+        let holder = self
+            .store
+            .token_holder(token_id)
+            .await?
+            .ok_or(Error::NotFound("token"))?;
+        if !self
+            .store
+            .revoke_token(&holder, token_id, self.clock.now())
+            .await?
+        {
+            return Err(Error::InvalidTransition(format!(
+                "{token_id} is revoked already"
+            )));
+        }
+        Ok(())
+    }
+
     pub async fn create_user(&self, new: NewUser) -> Result<Account> {
         let email = normalize_email(&new.email)?;
         let display_name = new.display_name.trim().to_string();

@@ -1,5 +1,7 @@
 //! Comments, replies, status changes and re-anchoring: every write raises `commentsRevision` by one.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::{Service, check_base, check_length, retrying};
@@ -12,9 +14,12 @@ use crate::model::{
     RunRecord, RunStatus, StatusEventRecord,
 };
 use crate::store::CommentsWrite;
+use crate::texts::VersionText;
 use crate::view::{self, CommentView, EventView, MessageView, Users, Viewer};
 
 const MAX_BODY: usize = 20_000;
+/// How far an ambiguous quote's occurrences are counted (enough to say "many").
+const AMBIGUITY_COUNT_LIMIT: usize = 1_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -60,6 +65,11 @@ pub struct StatusChange {
 pub struct CommentWritten {
     pub comment: CommentView,
     pub comments_revision: i64,
+    /// Set when the quote occurs more than once and nothing (prefix, suffix, position) said
+    /// which occurrence was meant: how many there are (counted up to 1,000). The first was
+    /// taken; clients can warn and send context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quote_matches: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
@@ -108,7 +118,9 @@ impl Service {
                     self.require_latest(&head, Some(&run.version_id)).await?;
                 }
                 check_base(base, head.review.comments_revision)?;
-                let anchor = self.resolve_locator(&head, input.locator.as_ref()).await?;
+                let (anchor, quote_matches) = self
+                    .resolve_new_locator(&head, input.locator.as_ref())
+                    .await?;
                 let now = self.clock.now();
                 let comment = CommentRecord {
                     id: new_id("cm_", now),
@@ -135,6 +147,11 @@ impl Service {
                         &head,
                         CommentsWrite {
                             comments: vec![comment],
+                            // Without a base revision only the version matters (the anchor was
+                            // resolved on it); a run's comment also needs its run still running,
+                            // which the revision guards.
+                            on_latest_version: (base.is_none() && run_id.is_none())
+                                .then(|| head.review.latest_version_id.clone()),
                             ..CommentsWrite::default()
                         },
                     )
@@ -143,6 +160,7 @@ impl Service {
                 Ok(CommentWritten {
                     comment,
                     comments_revision: revision,
+                    quote_matches,
                 })
             }
             .await
@@ -177,6 +195,7 @@ impl Service {
                 Ok(CommentWritten {
                     comment: self.render(actor, &thread).await?,
                     comments_revision: revision,
+                    quote_matches: None,
                 })
             }
             .await
@@ -266,6 +285,7 @@ impl Service {
                 Ok(CommentWritten {
                     comment: self.render(actor, &thread).await?,
                     comments_revision: revision,
+                    quote_matches: None,
                 })
             }
             .await
@@ -423,10 +443,11 @@ impl Service {
                 let (head, _, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
                 if thread.comment.status == input.status {
-                    return Err(Error::InvalidTransition(format!(
+                    let refusal = Error::InvalidTransition(format!(
                         "the comment is already {}",
                         input.status
-                    )));
+                    ));
+                    return Err(self.refusal_at(review_id, &head, refusal).await);
                 }
                 let event = StatusEventRecord {
                     comment_id: comment_id.to_string(),
@@ -460,6 +481,20 @@ impl Service {
             }
             .await
         )
+    }
+
+    /// A rule's refusal, checked against the state the caller's base revision named: the
+    /// comment was read after the head, so if the revision moved meanwhile the rule saw a newer
+    /// state than `head`, and the honest answer is the conflict (with the current revision).
+    async fn refusal_at(&self, review_id: &str, head: &ReviewHead, refusal: Error) -> Error {
+        match self.store.review_head(review_id).await {
+            Ok(Some(now)) if now.review.comments_revision != head.review.comments_revision => {
+                Error::RevisionConflict {
+                    current: now.review.comments_revision,
+                }
+            }
+            _ => refusal,
+        }
     }
 
     /// Loads a visible, non-deleted comment after checking the base revision.
@@ -496,26 +531,57 @@ impl Service {
         Ok(self.store.write_comments(review_id, write).await?)
     }
 
+    /// Resolves a new comment's locator, and says how many places its quote could mean when
+    /// nothing disambiguated it and it occurs more than once.
+    async fn resolve_new_locator(
+        &self,
+        head: &ReviewHead,
+        locator: Option<&Locator>,
+    ) -> Result<(Anchor, Option<usize>)> {
+        let text = self.latest_text(head).await?;
+        let anchor = self.resolve_on(head, locator, &text).await?;
+        let matches = locator
+            .filter(|l| l.position.is_none())
+            .and_then(|l| l.quote.as_ref())
+            .filter(|q| q.prefix.is_empty() && q.suffix.is_empty())
+            .map(|q| docreview_text::count_exact(&text.text, &q.exact, AMBIGUITY_COUNT_LIMIT));
+        Ok((anchor, matches.filter(|&n| n > 1)))
+    }
+
     pub(super) async fn resolve_locator(
         &self,
         head: &ReviewHead,
         locator: Option<&Locator>,
     ) -> Result<Anchor> {
+        let text = self.latest_text(head).await?;
+        self.resolve_on(head, locator, &text).await
+    }
+
+    /// The text of the document's latest version (what new anchors point into).
+    async fn latest_text(&self, head: &ReviewHead) -> Result<Arc<VersionText>> {
+        let review = &head.review;
+        self.version_text(
+            &review.id,
+            &review.latest_version_id,
+            &review.latest_source_hash,
+        )
+        .await
+    }
+
+    async fn resolve_on(
+        &self,
+        head: &ReviewHead,
+        locator: Option<&Locator>,
+        text: &VersionText,
+    ) -> Result<Anchor> {
         let review = &head.review;
         let locator = locator.cloned().unwrap_or_default();
         self.require_latest(head, locator.version_id.as_deref())
             .await?;
-        let text = self
-            .version_text(
-                &review.id,
-                &review.latest_version_id,
-                &review.latest_source_hash,
-            )
-            .await?;
         anchor::resolve(
             &locator,
             &review.latest_version_id,
-            &text,
+            text,
             review.structure.as_deref(),
         )
     }

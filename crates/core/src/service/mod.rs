@@ -10,6 +10,7 @@ mod render;
 mod reviews;
 mod runs;
 mod search;
+mod versions;
 
 use std::sync::Arc;
 
@@ -37,6 +38,7 @@ pub use runs::{FinishRun, StartRun};
 pub use search::{
     CommentResult, CommentResults, CommentSearchQuery, DocResult, DocResults, DocSearchQuery,
 };
+pub use versions::{TextChange, TextChangeKind, VersionCounts};
 
 use crate::access::{self, Actor};
 use crate::cache::BoundedCache;

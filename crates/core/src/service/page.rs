@@ -25,12 +25,14 @@ pub fn encode(key: &str) -> String {
     URL_SAFE_NO_PAD.encode(key)
 }
 
-/// The key inside a cursor; 400 for anything this server did not issue.
+/// The key inside a cursor; 400 for anything this server did not issue (no key it issues holds
+/// NUL, which a database could not even compare).
 pub fn decode(cursor: &str) -> Result<String> {
     URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
+        .filter(|key| !key.contains('\0'))
         .ok_or_else(not_ours)
 }
 

@@ -15,7 +15,7 @@ use crate::model::{
     AccessGrant, AccessMode, Membership, Millis, ProjectRole, ReviewRecord, ReviewState,
     ReviewSummaryRecord, Role, Scope, Section, SectionSpec, User, VersionRecord,
 };
-use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite, Visibility};
+use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite};
 use crate::texts::source_hash;
 use crate::view::{self, ProjectLinkView, ReviewView, Viewer};
 
@@ -409,7 +409,12 @@ impl Service {
             Some(_) => return Err(Error::invalid("owner accepts only `me`")),
         };
         let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
-        let visibility = visibility_of(actor);
+        let Some(visibility) = access::visibility(actor) else {
+            return Ok(ReviewList {
+                reviews: Vec::new(),
+                next_cursor: None,
+            });
+        };
         let rows = self
             .store
             .list_reviews(ReviewQuery {
@@ -611,20 +616,6 @@ impl Service {
             return Err(Error::invalid("the HTML must be UTF-8 encoded"));
         }
         Ok(())
-    }
-}
-
-/// What the caller may see, as list and search queries filter it.
-pub(crate) fn visibility_of(actor: &Actor) -> Visibility {
-    let user_id = actor.id().to_string();
-    if matches!(actor.credential, access::Credential::Shared(_)) || actor.account.is_admin {
-        Visibility::All { user_id }
-    } else {
-        Visibility::Member {
-            user_id,
-            email: actor.account.email.clone(),
-            internal: actor.account.membership == Membership::Internal,
-        }
     }
 }
 

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::reviews::{ReviewSummaryView, visibility_of};
+use super::reviews::ReviewSummaryView;
 use super::{Service, page};
 use crate::access::{self, Actor, Operation};
 use crate::clock::rfc3339;
@@ -92,10 +92,16 @@ impl Service {
         let parsed = parse_query(query.q.as_deref())?;
         let limit = page::limit(query.limit)?;
         let offset = page::offset(query.cursor.as_deref(), SEARCH_COMMENT_WINDOW)?;
+        let Some(visibility) = access::visibility(actor) else {
+            return Ok(CommentResults {
+                results: Vec::new(),
+                next_cursor: None,
+            });
+        };
         let hits = self
             .store
             .search_comments(CommentSearch {
-                visibility: visibility_of(actor),
+                visibility,
                 query: parsed,
                 status: query.status,
                 category: query.category,
@@ -129,10 +135,16 @@ impl Service {
         let parsed = parse_query(query.q.as_deref())?;
         let limit = page::limit(query.limit)?;
         let offset = page::offset(query.cursor.as_deref(), SEARCH_DOCUMENT_WINDOW)?;
+        let Some(visibility) = access::visibility(actor) else {
+            return Ok(DocResults {
+                results: Vec::new(),
+                next_cursor: None,
+            });
+        };
         let hits = self
             .store
             .search_reviews(ReviewSearch {
-                visibility: visibility_of(actor),
+                visibility,
                 query: parsed,
                 offset,
                 limit: limit + 1,

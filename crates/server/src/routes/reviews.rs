@@ -11,6 +11,7 @@ use serde::Deserialize;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, ApiQuery, Authorized, op};
+use crate::headers::Policy;
 use crate::routes::ReviewBody;
 
 pub fn router() -> Router<AppState> {
@@ -99,26 +100,10 @@ async fn bundle(
         .bundle(&actor, &review_id, &version_id)
         .await?;
     let mut response = html.into_response();
-    let headers = response.headers_mut();
-    headers.insert(
+    response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("sandbox"),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("private, no-cache"),
-    );
-    headers.insert(
-        header::X_FRAME_OPTIONS,
-        HeaderValue::from_static("SAMEORIGIN"),
-    );
+    response.extensions_mut().insert(Policy::Bundle);
     Ok(response)
 }

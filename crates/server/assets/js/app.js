@@ -1,0 +1,79 @@
+// @ts-check
+/**
+ * What every page of the app needs: htmx requests carry the session's CSRF token, notices
+ * (toasts) can be dismissed, times show in the reader's zone, and text typed into a field
+ * marked `data-draft-key` survives reloads, swaps, network errors and an ended session.
+ */
+
+import { restoreDrafts, watchDrafts } from "./drafts.js";
+
+/** The session's CSRF token, from the page's meta tag. */
+export function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  return meta instanceof HTMLMetaElement ? meta.content : "";
+}
+
+document.addEventListener("htmx:configRequest", (event) => {
+  const detail = /** @type {CustomEvent} */ (event).detail;
+  detail.headers["X-CSRF-Token"] = csrfToken();
+});
+
+// A request that never got an answer (network down, server restarting): say so; the text
+// typed stays where it was (htmx swaps nothing) and in the draft store.
+document.addEventListener("htmx:sendError", () => {
+  showToast("The service could not be reached. Nothing was lost; try again in a moment.");
+});
+
+/** Shows a short notice in the page's toast area. */
+export function showToast(message) {
+  const area = document.getElementById("toasts");
+  if (!area) return;
+  const toast = document.createElement("div");
+  toast.className = "toast";
+  toast.setAttribute("role", "alert");
+  const text = document.createElement("p");
+  text.textContent = message;
+  const close = document.createElement("button");
+  close.type = "button";
+  close.className = "toast-close";
+  close.dataset.dismiss = "";
+  close.setAttribute("aria-label", "Dismiss");
+  close.textContent = "×";
+  toast.append(text, close);
+  area.append(toast);
+  setTimeout(() => toast.remove(), 12000);
+}
+
+document.addEventListener("click", (event) => {
+  const target = event.target instanceof Element ? event.target : null;
+  const dismiss = target?.closest("[data-dismiss]");
+  if (dismiss) dismiss.closest(".toast")?.remove();
+});
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+/** Shows every `<time datetime>` under `root` in the reader's time zone. */
+export function localizeTimes(root) {
+  for (const element of root.querySelectorAll("time[datetime]")) {
+    const when = new Date(element.getAttribute("datetime") ?? "");
+    if (!Number.isNaN(when.getTime())) element.textContent = dateFormat.format(when);
+  }
+  for (const element of root.querySelectorAll("time[data-millis]")) {
+    const when = new Date(Number(element.getAttribute("data-millis")));
+    if (!Number.isNaN(when.getTime())) {
+      element.setAttribute("datetime", when.toISOString());
+      element.textContent = dateFormat.format(when);
+    }
+  }
+}
+
+localizeTimes(document);
+restoreDrafts(document);
+watchDrafts(document);
+document.addEventListener("htmx:load", (event) => {
+  const element = /** @type {CustomEvent} */ (event).detail.elt;
+  if (element instanceof Element) {
+    localizeTimes(element);
+    restoreDrafts(element);
+  }
+});

@@ -1,0 +1,240 @@
+//! `/org`: the organization's members, for its admins: register an external member (with a role
+//! on a project, so they can work at once), suspend or reactivate a member, remove an external
+//! member, name or remove admins. Each form calls the core use case the API calls; the core
+//! decides who may (e.g. the last admin stays).
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use docreview_core::Error;
+use docreview_core::model::ProjectRole;
+use docreview_core::service::{
+    MemberChange, MemberRef, MemberStatus, MemberView, NewMember, PageQuery, ProjectView,
+    RoleGrant, RolesChange,
+};
+use serde::Deserialize;
+
+use crate::AppState;
+use crate::web::error::WebError;
+use crate::web::extract::{CsrfForm, SignedIn};
+use crate::web::layout::{Layout, Nav};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/org", get(members))
+        .route("/org/members", post(register))
+        .route("/org/members/change", post(change))
+}
+
+const EVERYONE: PageQuery = PageQuery {
+    limit: Some(200),
+    cursor: None,
+};
+
+#[derive(Template, WebTemplate)]
+#[template(path = "org.html")]
+struct OrgPage {
+    layout: Layout,
+    /// `None` for someone the core does not let read the organization.
+    members: Option<Vec<MemberView>>,
+    projects: Vec<ProjectView>,
+    /// What the last form did, or why it was refused.
+    notice: Option<Notice>,
+}
+
+struct Notice {
+    refused: bool,
+    text: String,
+}
+
+async fn render(
+    state: &AppState,
+    signed_in: &SignedIn,
+    notice: Option<Notice>,
+) -> Result<Response, WebError> {
+    let actor = &signed_in.actor;
+    let members = match state.service.list_members(actor, EVERYONE).await {
+        Ok(list) => Some(list.members),
+        Err(Error::Forbidden(_)) => None,
+        Err(error) => return Err(WebError::core(error, false)),
+    };
+    let projects = state
+        .service
+        .list_projects(actor, EVERYONE)
+        .await
+        .map(|list| list.projects)
+        .unwrap_or_default();
+    let status = match &notice {
+        Some(Notice { refused: true, .. }) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    };
+    let page = OrgPage {
+        layout: Layout::for_user("Organization", Nav::Organization, signed_in),
+        members,
+        projects,
+        notice,
+    };
+    Ok((status, page).into_response())
+}
+
+async fn members(State(state): State<AppState>, signed_in: SignedIn) -> Result<Response, WebError> {
+    render(&state, &signed_in, None).await
+}
+
+/// The answer to a form: the page again, saying what happened or what the core refused
+/// (refusals a person can act on; anything else is the error page).
+async fn after(
+    state: &AppState,
+    signed_in: &SignedIn,
+    outcome: Result<String, Error>,
+) -> Result<Response, WebError> {
+    let notice = match outcome {
+        Ok(done) => Notice {
+            refused: false,
+            text: done,
+        },
+        Err(
+            Error::InvalidRequest(message)
+            | Error::InvalidTransition(message)
+            | Error::AlreadyExists(message)
+            | Error::Forbidden(message),
+        ) => Notice {
+            refused: true,
+            text: message,
+        },
+        Err(
+            error @ (Error::NotFound(_) | Error::ProjectNotFound | Error::ProjectNotInSnapshot),
+        ) => Notice {
+            refused: true,
+            text: error.to_string(),
+        },
+        Err(error) => return Err(WebError::core(error, false)),
+    };
+    render(state, signed_in, Some(notice)).await
+}
+
+#[derive(Deserialize)]
+struct Registration {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    name: String,
+    /// A project code, or empty for none.
+    #[serde(default)]
+    project: String,
+    #[serde(default)]
+    role: String,
+}
+
+async fn register(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    CsrfForm(form): CsrfForm<Registration>,
+) -> Result<Response, WebError> {
+    let service = &state.service;
+    let actor = &signed_in.actor;
+    let role = match form.role.as_str() {
+        "" => None,
+        word => Some(ProjectRole::parse(word).ok_or_else(|| {
+            Error::invalid(format!("unknown role `{word}`: viewer, editor or manager"))
+        })),
+    }
+    .transpose();
+    let outcome = async {
+        let role = role?;
+        let member = service
+            .register_member(
+                actor,
+                NewMember {
+                    email: form.email.clone(),
+                    display_name: form.name.clone(),
+                },
+            )
+            .await?;
+        let project = form.project.trim();
+        if project.is_empty() {
+            return Ok(format!(
+                "{} is registered. Give them a role on a project so they can see its documents.",
+                member.email
+            ));
+        }
+        let role = role.unwrap_or(ProjectRole::Viewer);
+        service
+            .change_project_roles(
+                actor,
+                project,
+                RolesChange {
+                    add: vec![RoleGrant {
+                        email: member.email.clone(),
+                        role,
+                    }],
+                    remove: Vec::new(),
+                },
+            )
+            .await?;
+        Ok(format!(
+            "{} is registered, {} on {project}.",
+            member.email,
+            role.as_str()
+        ))
+    }
+    .await;
+    after(&state, &signed_in, outcome).await
+}
+
+/// One member's row action: `suspend`, `activate`, `remove`, `make-admin`, `remove-admin`.
+#[derive(Deserialize)]
+struct Change {
+    email: String,
+    action: String,
+}
+
+async fn change(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    CsrfForm(form): CsrfForm<Change>,
+) -> Result<Response, WebError> {
+    let service = &state.service;
+    let actor = &signed_in.actor;
+    let member = || MemberRef {
+        email: form.email.clone(),
+    };
+    let status = |status| MemberChange {
+        email: form.email.clone(),
+        status: Some(status),
+        display_name: None,
+    };
+    let outcome = match form.action.as_str() {
+        "suspend" => service
+            .update_member(actor, status(MemberStatus::Suspended))
+            .await
+            .map(|m| {
+                format!(
+                    "{} is suspended: their sessions and tokens stop working.",
+                    m.email
+                )
+            }),
+        "activate" => service
+            .update_member(actor, status(MemberStatus::Active))
+            .await
+            .map(|m| format!("{} is active again.", m.email)),
+        "remove" => service
+            .remove_member(actor, member())
+            .await
+            .map(|m| format!("{} is removed.", m.email)),
+        "make-admin" => service
+            .add_admin(actor, member())
+            .await
+            .map(|m| format!("{} is an admin now.", m.email)),
+        "remove-admin" => service
+            .remove_admin(actor, member())
+            .await
+            .map(|m| format!("{} is no longer an admin.", m.email)),
+        other => Err(Error::invalid(format!("unknown action `{other}`"))),
+    };
+    after(&state, &signed_in, outcome).await
+}
