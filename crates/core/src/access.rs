@@ -77,7 +77,26 @@ pub enum Operation {
 }
 
 impl Operation {
-    fn accepts_shared(self, kind: SharedKind) -> bool {
+    /// The class's name, as the API contract shows it (`x-cr-operation`).
+    pub fn as_str(self) -> &'static str {
+        use Operation as Op;
+        match self {
+            Op::Read => "read",
+            Op::Run => "run",
+            Op::Comment => "comment",
+            Op::Deliver => "deliver",
+            Op::Manage => "manage",
+            Op::ReadSharing => "read_sharing",
+            Op::ChangeSharing => "change_sharing",
+            Op::Grant => "grant",
+            Op::LinkProject => "link_project",
+            Op::Account => "account",
+            Op::OrgRead => "org_read",
+            Op::OrgWrite => "org_write",
+        }
+    }
+
+    pub fn accepts_shared(self, kind: SharedKind) -> bool {
         use Operation as Op;
         match kind {
             SharedKind::Agent => matches!(self, Op::Read | Op::Run | Op::Comment),
@@ -90,12 +109,12 @@ impl Operation {
     /// agent: runs are for agents' tokens. This departs from DESIGN.md §2's table (which lists
     /// cookies for reading, comments and the account only) so the web app can offer every
     /// screen through the same use cases; `docs/web.md` says why.
-    fn accepts_session(self) -> bool {
+    pub fn accepts_session(self) -> bool {
         self != Operation::Run
     }
 
     /// The scope a personal token needs; `None` means any scope will do.
-    fn scope(self) -> Option<Scope> {
+    pub fn scope(self) -> Option<Scope> {
         use Operation as Op;
         match self {
             Op::Read | Op::ReadSharing | Op::Account | Op::OrgRead => None,

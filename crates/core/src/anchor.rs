@@ -8,7 +8,7 @@ use crate::model::{Anchor, AnchorState, Position, Quote, SectionSpec};
 use crate::texts::VersionText;
 
 /// What a client sends to say where a comment belongs (DESIGN.md §4.3).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Locator {
     pub version_id: Option<String>,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// carries the current revisions anyway.
 pub const EVENT_BUFFER: usize = 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EventKind {
     /// Comments, replies, status, anchors or runs changed.
@@ -33,7 +33,7 @@ impl EventKind {
 }
 
 /// One change of one document, with its revisions after the change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewEvent {
     pub kind: EventKind,

@@ -24,6 +24,18 @@ macro_rules! word_enum {
             }
         }
 
+        // By hand: the derive cannot see the spellings through the macro's `serde` attributes.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($text),+]))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())
@@ -117,7 +129,7 @@ impl SharedKind {
 }
 
 /// The public face of a user, as embedded in comments, replies and events.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct User {
     pub id: String,
@@ -168,7 +180,7 @@ impl std::fmt::Debug for TokenRecord {
 }
 
 /// A heading section supplied with `review.structure` for documents without headings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SectionSpec {
     pub id: String,
     pub level: u8,
@@ -176,7 +188,7 @@ pub struct SectionSpec {
 }
 
 /// One heading section of a version, as `dom-context` returns it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Section {
     pub id: String,
     pub level: u8,
@@ -232,14 +244,14 @@ pub struct VersionRecord {
     pub sections: Vec<Section>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Position {
     pub start: usize,
     pub end: usize,
 }
 
 /// A W3C-style text quote: the passage and a little context on each side.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Quote {
     pub exact: String,
     #[serde(default)]
@@ -249,7 +261,7 @@ pub struct Quote {
 }
 
 /// Where a comment is shown, recomputed whenever the document gets a new body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Anchor {
     pub version_id: String,

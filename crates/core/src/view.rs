@@ -15,8 +15,9 @@ use crate::model::{
 /// A human comment or reply can be cancelled by its author for this long after writing it.
 pub const UNDO_WINDOW_MS: Millis = 10 * 60 * 1000;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Review)]
 pub struct ReviewView {
     pub role: Role,
     pub review_id: String,
@@ -38,8 +39,9 @@ pub struct ReviewView {
 }
 
 /// `_project`: the project a document is linked to, with the caller's role in it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ProjectLink)]
 pub struct ProjectLinkView {
     pub code: String,
     pub name: Option<String>,
@@ -67,27 +69,33 @@ pub fn project_status(project: &ProjectRecord) -> &'static str {
     if project.active { "active" } else { "inactive" }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Source)]
 pub struct SourceView {
     pub versions: Vec<VersionView>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Version)]
 pub struct VersionView {
     pub version_id: String,
     pub label: String,
+    /// UNIX time in milliseconds.
+    #[schema(value_type = i64)]
     pub created_at: Millis,
     pub source_hash: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Access)]
 pub struct AccessView {
     pub mode: AccessMode,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Comment)]
 pub struct CommentView {
     pub id: String,
     pub author: User,
@@ -108,8 +116,9 @@ pub struct CommentView {
     pub run_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ThreadMessage)]
 pub struct MessageView {
     pub id: String,
     pub author: User,
@@ -124,7 +133,8 @@ pub struct MessageView {
     pub run_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = StatusEvent)]
 pub struct EventView {
     pub seq: i64,
     pub status: CommentStatus,
@@ -132,8 +142,9 @@ pub struct EventView {
     pub ts: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Run)]
 pub struct RunView {
     pub id: String,
     pub kind: RunKind,

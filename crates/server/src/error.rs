@@ -4,7 +4,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use docreview_core::{AuthFailure, Error};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 
 /// A core error on its way to becoming a response.
 #[derive(Debug)]
@@ -22,42 +22,61 @@ impl ApiError {
     }
 }
 
+/// The body of every error answer (DESIGN.md §5).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    /// A short machine code; clients branch on this.
+    pub error: &'static str,
+    /// The HTTP status, repeated.
+    pub status: u16,
+    /// For display only.
+    pub message: String,
+    /// On 401: `missing`, `malformed`, `unknown`, `expired`, `revoked` or `suspended`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    /// On 409 `comments revision conflict`: the document's current `commentsRevision`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_revision: Option<i64>,
+    /// On 409 `stale_target_version`: the latest version's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_version_id: Option<String>,
+}
+
+impl ErrorBody {
+    pub fn new(status: StatusCode, error: &'static str, message: impl Into<String>) -> Self {
+        ErrorBody {
+            error,
+            status: status.as_u16(),
+            message: message.into(),
+            reason: None,
+            current_revision: None,
+            latest_version_id: None,
+        }
+    }
+
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        (status, Json(self)).into_response()
+    }
+}
+
 /// An error that the core does not know about (routing, media types).
-pub fn error_response(
-    status: StatusCode,
-    code: &str,
-    message: &str,
-    extra: Map<String, Value>,
-) -> Response {
-    let mut body = Map::new();
-    body.insert("error".into(), json!(code));
-    body.insert("status".into(), json!(status.as_u16()));
-    body.insert("message".into(), json!(message));
-    body.extend(extra);
-    (status, Json(Value::Object(body))).into_response()
+pub fn error_response(status: StatusCode, code: &'static str, message: &str) -> Response {
+    ErrorBody::new(status, code, message).into_response()
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let error = self.0;
-        let mut extra = Map::new();
         let (status, code) = match &error {
-            Error::Unauthorized(failure) => {
-                extra.insert("reason".into(), json!(failure.as_str()));
-                (StatusCode::UNAUTHORIZED, "unauthorized")
-            }
+            Error::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
             Error::InsufficientScope(_) => (StatusCode::FORBIDDEN, "insufficient_scope"),
             Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             Error::InvalidRequest(_) => (StatusCode::BAD_REQUEST, "invalid_request"),
             Error::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            Error::RevisionConflict { current } => {
-                extra.insert("currentRevision".into(), json!(current));
-                (StatusCode::CONFLICT, "comments revision conflict")
-            }
-            Error::StaleVersion { latest } => {
-                extra.insert("latestVersionId".into(), json!(latest));
-                (StatusCode::CONFLICT, "stale_target_version")
-            }
+            Error::RevisionConflict { .. } => (StatusCode::CONFLICT, "comments revision conflict"),
+            Error::StaleVersion { .. } => (StatusCode::CONFLICT, "stale_target_version"),
             Error::AlreadyExists(_) => (StatusCode::CONFLICT, "already_exists"),
             Error::InvalidTransition(_) => (StatusCode::CONFLICT, "invalid_transition"),
             Error::ProjectRequired => (StatusCode::FORBIDDEN, "project_required"),
@@ -84,7 +103,14 @@ impl IntoResponse for ApiError {
             Error::Unavailable(_) => Some(1),
             _ => None,
         };
-        let mut response = error_response(status, code, &error.to_string(), extra);
+        let mut body = ErrorBody::new(status, code, error.to_string());
+        match &error {
+            Error::Unauthorized(failure) => body.reason = Some(failure.as_str()),
+            Error::RevisionConflict { current } => body.current_revision = Some(*current),
+            Error::StaleVersion { latest } => body.latest_version_id = Some(latest.clone()),
+            _ => {}
+        }
+        let mut response = body.into_response();
         if let Error::Unauthorized(failure) = &error {
             // RFC 6750 §3: no error code when no credential was sent at all.
             let challenge = if *failure == AuthFailure::Missing {
@@ -108,12 +134,7 @@ impl IntoResponse for ApiError {
 }
 
 pub async fn not_found() -> Response {
-    error_response(
-        StatusCode::NOT_FOUND,
-        "not_found",
-        "no such endpoint",
-        Map::new(),
-    )
+    error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
 }
 
 pub async fn method_not_allowed() -> Response {
@@ -121,7 +142,6 @@ pub async fn method_not_allowed() -> Response {
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
         "this endpoint does not accept this method",
-        Map::new(),
     )
 }
 
@@ -132,6 +152,5 @@ pub fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Respon
         StatusCode::INTERNAL_SERVER_ERROR,
         "internal",
         "internal error",
-        Map::new(),
     )
 }

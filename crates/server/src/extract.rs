@@ -1,68 +1,31 @@
 //! Extractors: they collect what the request carries and turn malformed input into clear 4xx.
-//! `Authorized<Op>` names, in a handler's signature, the operation class it performs.
-
-use std::marker::PhantomData;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
-use docreview_core::access::{self, Actor, Operation};
+use docreview_core::access::Actor;
 use docreview_core::{AuthFailure, Error};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 
-/// An operation class of DESIGN.md §2, as a type.
-pub trait OperationClass {
-    const OPERATION: Operation;
-}
+/// The authenticated caller. The route table has already checked that this kind of credential,
+/// with its scopes, may perform the route's operation class (`routes::allow`).
+pub struct Caller(pub Actor);
 
-/// The caller, authenticated and allowed by scheme and scope to perform `O`.
-pub struct Authorized<O>(pub Actor, pub PhantomData<O>);
-
-impl<S: Send + Sync, O: OperationClass> FromRequestParts<S> for Authorized<O> {
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let actor = parts
+        parts
             .extensions
             .get::<Actor>()
             .cloned()
-            .ok_or(ApiError(Error::Unauthorized(AuthFailure::Missing)))?;
-        access::permit(&actor, O::OPERATION)?;
-        Ok(Authorized(actor, PhantomData))
+            .map(Caller)
+            .ok_or(ApiError(Error::Unauthorized(AuthFailure::Missing)))
     }
-}
-
-/// The operation classes, named as routes use them.
-pub mod op {
-    use super::{Operation, OperationClass};
-
-    macro_rules! operation {
-        ($($name:ident),+) => {$(
-            pub struct $name;
-            impl OperationClass for $name {
-                const OPERATION: Operation = Operation::$name;
-            }
-        )+};
-    }
-
-    operation!(
-        Read,
-        Run,
-        Comment,
-        Deliver,
-        Manage,
-        ReadSharing,
-        ChangeSharing,
-        Grant,
-        LinkProject,
-        Account,
-        OrgRead,
-        OrgWrite
-    );
 }
 
 /// A JSON body: 415 without `application/json`, 413 beyond the size limit, 400 when malformed.

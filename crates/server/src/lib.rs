@@ -6,6 +6,7 @@ pub mod extract;
 pub mod headers;
 mod listener;
 mod middleware;
+mod openapi;
 mod routes;
 pub mod session;
 mod web;
@@ -54,9 +55,10 @@ pub fn app(service: Arc<Service>, shutdown: CancellationToken, web: WebSettings)
             middleware::authenticate,
         ));
     Router::new()
-        .merge(routes::public())
+        .merge(routes::public_router())
         .merge(web::router(state.clone()))
-        // Endpoints of the API that take no credentials (the command-line code exchange).
+        // Endpoints of the API that take no credentials (the command-line code exchange, the
+        // contract).
         .merge(routes::open_api())
         .merge(api)
         .layer(DefaultBodyLimit::max(body_limit))

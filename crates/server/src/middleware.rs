@@ -7,7 +7,6 @@ use axum::response::{IntoResponse, Response};
 use docreview_core::access::{Actor, Credential};
 use docreview_core::clock::rfc3339;
 use docreview_core::{AuthFailure, Error};
-use serde_json::Map;
 use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::trace::TraceLayer;
 use tracing::Span;
@@ -193,7 +192,6 @@ pub async fn api_version(request: Request, next: Next) -> Response {
             StatusCode::BAD_REQUEST,
             "invalid_request",
             &format!("unknown interface version; this server speaks {API_VERSION}"),
-            Map::new(),
         ),
         _ => next.run(request).await,
     };
@@ -233,7 +231,7 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
         _ => ("invalid_request", "the request could not be read"),
     };
     let (parts, _) = response.into_parts();
-    let mut answer = error_response(status, code, message, Map::new());
+    let mut answer = error_response(status, code, message);
     for (name, value) in &parts.headers {
         if name != header::CONTENT_LENGTH {
             answer.headers_mut().insert(name.clone(), value.clone());

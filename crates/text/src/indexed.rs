@@ -38,7 +38,7 @@ impl IndexedText {
                 byte_samples.push(chars);
             }
             if is_char_start(b) {
-                if chars % STRIDE == 0 {
+                if chars.is_multiple_of(STRIDE) {
                     char_samples.push(i);
                 }
                 chars += 1;

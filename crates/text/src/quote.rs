@@ -311,10 +311,10 @@ pub fn reanchor(text: &IndexedText, quote: &TextQuote, hint: Option<usize>) -> O
             return found;
         }
     }
-    if let Some(regions) = matcher.seed_regions() {
-        if let Some(found) = matcher.best_in(&regions) {
-            return Some(found);
-        }
+    if let Some(regions) = matcher.seed_regions()
+        && let Some(found) = matcher.best_in(&regions)
+    {
+        return Some(found);
     }
     matcher.best_in(&[whole])
 }
@@ -631,7 +631,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             if i > 0 {
-                out.push(if x % 11 == 0 { '\n' } else { ' ' });
+                out.push(if x.is_multiple_of(11) { '\n' } else { ' ' });
             }
             out.push_str(VOCAB[(x >> 8) as usize % VOCAB.len()]);
         }

@@ -26,7 +26,8 @@ pub const LOGIN_CODE_LIFETIME_MS: Millis = 10 * 60 * 1000;
 pub const MAX_FAILURES_PER_MINUTE: usize = 10;
 
 /// `GET /api/me`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Me)]
 pub struct MeView {
     pub user: MemberView,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -35,8 +36,9 @@ pub struct MeView {
 
 /// A member as the organization and account endpoints show them: the public `User` plus email,
 /// membership, status and admin flag.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Member)]
 pub struct MemberView {
     pub id: String,
     pub provider: Provider,
@@ -63,8 +65,9 @@ impl MemberView {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = CurrentToken)]
 pub struct CurrentTokenView {
     pub id: String,
     pub scopes: Vec<Scope>,
@@ -72,8 +75,9 @@ pub struct CurrentTokenView {
 }
 
 /// A personal token's record, never its value.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Token)]
 pub struct TokenView {
     pub id: String,
     pub name: String,
@@ -99,7 +103,7 @@ impl TokenView {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenList {
     pub tokens: Vec<TokenView>,
@@ -107,21 +111,22 @@ pub struct TokenList {
 }
 
 /// `limit` and `cursor` of a list endpoint.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PageQuery {
     pub limit: Option<usize>,
     pub cursor: Option<String>,
 }
 
 /// `POST /api/auth/cli/token`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct CodeExchange {
     pub code: String,
     pub verifier: String,
 }
 
 /// The answer to a successful code exchange: the token value, shown this once.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExchangedToken {
     pub token: String,

@@ -21,7 +21,7 @@ const MAX_BODY: usize = 20_000;
 /// How far an ambiguous quote's occurrences are counted (enough to say "many").
 const AMBIGUITY_COUNT_LIMIT: usize = 1_000;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewComment {
     pub body: String,
@@ -30,7 +30,7 @@ pub struct NewComment {
     pub base_comments_revision: Option<i64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewReply {
     pub body: String,
@@ -39,28 +39,28 @@ pub struct NewReply {
     pub base_comments_revision: Option<i64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TextEdit {
     pub body: String,
     pub base_comments_revision: Option<i64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Reanchor {
     pub locator: Locator,
     pub base_comments_revision: Option<i64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusChange {
     pub status: CommentStatus,
     pub base_comments_revision: Option<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentWritten {
     pub comment: CommentView,
@@ -72,7 +72,7 @@ pub struct CommentWritten {
     pub quote_matches: Option<usize>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplyWritten {
     pub comment: CommentView,
@@ -80,7 +80,7 @@ pub struct ReplyWritten {
     pub comments_revision: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusWritten {
     pub comment: CommentView,

@@ -14,20 +14,20 @@ use crate::view::ReviewView;
 const MAX_ALLOWED_USERS: usize = 500;
 
 /// `PATCH …/title`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct TitleChange {
     pub title: String,
 }
 
 /// `PATCH …/meta`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct MetaChange {
     pub tags: Option<Vec<String>>,
     pub archived: Option<bool>,
 }
 
 /// `PATCH …/access`; `allowedUsers` replaces the whole list.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SharingChange {
     pub mode: Option<AccessMode>,
@@ -35,22 +35,23 @@ pub struct SharingChange {
 }
 
 /// One person a document is shared with, by email.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct AllowedUserEntry {
     pub email: String,
     pub role: GrantRole,
 }
 
 /// `GET …/access` and the answer to `PATCH …/access`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Sharing)]
 pub struct SharingView {
     pub mode: AccessMode,
     pub allowed_users: Vec<AllowedUserEntry>,
 }
 
 /// `PUT …/owner`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct OwnerChange {
     pub email: String,
 }

@@ -12,7 +12,7 @@ use crate::model::{Account, Membership, Provider, User, UserStatus};
 use crate::store::{MemberQuery, StoreError};
 
 /// `POST /api/org/members`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewMember {
     pub email: String,
@@ -20,7 +20,7 @@ pub struct NewMember {
 }
 
 /// `PATCH /api/org/members`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberChange {
     pub email: String,
@@ -29,7 +29,7 @@ pub struct MemberChange {
 }
 
 /// The statuses an admin may set (removal is `DELETE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MemberStatus {
     Active,
@@ -37,19 +37,19 @@ pub enum MemberStatus {
 }
 
 /// A member named by email (`DELETE /api/org/members`, `PUT`/`DELETE /api/org/admins`).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub struct MemberRef {
     pub email: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberList {
     pub members: Vec<MemberView>,
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AdminList {
     pub admins: Vec<MemberView>,

@@ -43,8 +43,9 @@ pub enum SnapshotStatus {
 }
 
 /// A project as `GET /api/projects` lists it, with the caller's role.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Project)]
 pub struct ProjectView {
     pub code: String,
     pub name: Option<String>,
@@ -54,7 +55,7 @@ pub struct ProjectView {
     pub role: Option<ProjectRole>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectList {
     pub projects: Vec<ProjectView>,
@@ -62,13 +63,14 @@ pub struct ProjectList {
 }
 
 /// `GET /api/projects/{code}/roles` and the answer to `PATCH`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ProjectRoles {
     pub project: ProjectView,
     pub roles: Vec<ProjectRoleView>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = ProjectRoleEntry)]
 pub struct ProjectRoleView {
     pub user: MemberView,
     pub email: String,
@@ -76,7 +78,7 @@ pub struct ProjectRoleView {
 }
 
 /// `PATCH /api/projects/{code}/roles`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct RolesChange {
     #[serde(default)]
     pub add: Vec<RoleGrant>,
@@ -84,13 +86,13 @@ pub struct RolesChange {
     pub remove: Vec<RoleRevocation>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct RoleGrant {
     pub email: String,
     pub role: ProjectRole,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct RoleRevocation {
     pub email: String,
 }

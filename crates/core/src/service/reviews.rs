@@ -24,14 +24,14 @@ const MAX_TAGS: usize = 32;
 const RESERVED_REVIEW_IDS: &[&str] = &["import-html"];
 
 /// `POST /api/reviews`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateReview {
     pub review: ReviewInput,
     pub project: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewInput {
     pub review_id: Option<String>,
@@ -42,20 +42,20 @@ pub struct ReviewInput {
     pub tags: Option<Vec<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub struct SourceInput {
     pub html: Option<String>,
     pub label: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AccessInput {
     pub mode: Option<AccessMode>,
     pub allowed_users: Option<Vec<AllowedUserEntry>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct StructureInput {
     pub sections: Vec<SectionSpec>,
 }
@@ -87,7 +87,8 @@ pub struct VersionUpload {
 }
 
 /// `GET /api/reviews` query.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     pub q: Option<String>,
     pub tag: Option<String>,
@@ -98,15 +99,16 @@ pub struct ListQuery {
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewList {
     pub reviews: Vec<ReviewSummaryView>,
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ReviewSummary)]
 pub struct ReviewSummaryView {
     pub review_id: String,
     pub title: String,
@@ -154,7 +156,7 @@ impl ReviewSummaryView {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DomContext {
     pub review_id: String,

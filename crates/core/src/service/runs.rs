@@ -15,7 +15,7 @@ use super::comments::{CommentWritten, NewComment};
 /// A run left running this long is failed by the sweeper.
 pub const RUN_TIMEOUT_MS: i64 = 24 * 60 * 60 * 1000;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StartRun {
     pub kind: Option<RunKind>,
@@ -23,7 +23,7 @@ pub struct StartRun {
     pub version_id: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FinishRun {
     pub status: RunStatus,

@@ -22,7 +22,8 @@ const MAX_WORDS: usize = 16;
 const MAX_WORD_CHARS: usize = 64;
 
 /// `GET /api/search/comments`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentSearchQuery {
     pub q: Option<String>,
@@ -34,14 +35,15 @@ pub struct CommentSearchQuery {
 }
 
 /// `GET /api/search/docs`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DocSearchQuery {
     pub q: Option<String>,
     pub limit: Option<usize>,
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentResults {
     pub results: Vec<CommentResult>,
@@ -50,7 +52,7 @@ pub struct CommentResults {
 
 /// A matching comment, or a matching reply (`messageId` set) with its comment's status and
 /// category.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentResult {
     pub review_id: String,
@@ -66,7 +68,7 @@ pub struct CommentResult {
     pub snippet: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DocResults {
     pub results: Vec<DocResult>,
@@ -74,7 +76,7 @@ pub struct DocResults {
 }
 
 /// A matching document: its list summary plus a snippet.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DocResult {
     #[serde(flatten)]
     pub review: ReviewSummaryView,

@@ -1,48 +1,66 @@
 //! The caller's own account: profile and personal tokens.
 
+use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get};
-use axum::{Json, Router};
-use docreview_core::service::{PageQuery, TokenView};
-use serde::Serialize;
+use docreview_core::access::Operation;
+use docreview_core::service::{MeView, PageQuery, TokenList, TokenView};
+use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::extract::{ApiPath, ApiQuery, Authorized, op};
+use crate::extract::{ApiPath, ApiQuery, Caller};
+use crate::routes::allow;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/me", get(me))
-        .route("/api/me/tokens", get(tokens))
-        .route("/api/me/tokens/{token_id}", delete(revoke))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(allow(Operation::Account, routes!(me)))
+        .routes(allow(Operation::Account, routes!(tokens)))
+        .routes(allow(Operation::Account, routes!(revoke)))
 }
 
-async fn me(
-    State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Account>,
-) -> Result<Response, ApiError> {
+/// The caller's profile, and the expiry of the token used.
+#[utoipa::path(get, path = "/api/me", tag = "account", operation_id = "me",
+    responses((status = 200, description = "The caller", body = MeView)))]
+async fn me(State(state): State<AppState>, Caller(actor): Caller) -> Result<Response, ApiError> {
     Ok(Json(state.service.me(&actor).await?).into_response())
 }
 
+/// The caller's personal tokens (never their values).
+#[utoipa::path(get, path = "/api/me/tokens", tag = "account", operation_id = "myTokens",
+    params(PageQuery),
+    responses((status = 200, description = "A page of tokens", body = TokenList)))]
 async fn tokens(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Account>,
+    Caller(actor): Caller,
     ApiQuery(query): ApiQuery<PageQuery>,
 ) -> Result<Response, ApiError> {
     Ok(Json(state.service.my_tokens(&actor, query).await?).into_response())
 }
 
 /// `{ "token": Token }`, with `revokedAt` set.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Revoked {
     token: TokenView,
 }
 
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+struct TokenPath {
+    /// The token's id (not its value).
+    token_id: String,
+}
+
+/// Revoke one of the caller's personal tokens.
+#[utoipa::path(delete, path = "/api/me/tokens/{token_id}", tag = "account", operation_id = "revokeMyToken",
+    params(TokenPath),
+    responses((status = 200, description = "Revoked", body = Revoked)))]
 async fn revoke(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Account>,
-    ApiPath(token_id): ApiPath<String>,
+    Caller(actor): Caller,
+    ApiPath(TokenPath { token_id }): ApiPath<TokenPath>,
 ) -> Result<Response, ApiError> {
     let token = state.service.revoke_my_token(&actor, &token_id).await?;
     Ok(Json(Revoked { token }).into_response())

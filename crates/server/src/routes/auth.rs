@@ -3,21 +3,27 @@
 
 use std::net::SocketAddr;
 
+use axum::Json;
 use axum::extract::FromRequest;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Json, Router};
-use docreview_core::service::CodeExchange;
+use docreview_core::service::{CodeExchange, ExchangedToken};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/auth/cli/token", post(exchange))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(exchange))
 }
 
+/// Exchange the one-time code of the command-line login page, with the PKCE verifier behind
+/// its challenge, for a personal token (shown this once). Takes no credentials.
+#[utoipa::path(post, path = "/api/auth/cli/token", tag = "account", operation_id = "exchangeCliCode",
+    request_body = CodeExchange,
+    responses((status = 200, description = "The new token", body = ExchangedToken)))]
 async fn exchange(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
     let address = client_address(&request);
     let ApiJson(exchange) = ApiJson::<CodeExchange>::from_request(request, &()).await?;

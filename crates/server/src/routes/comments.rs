@@ -1,64 +1,86 @@
 //! Human comments: write, edit, cancel, re-anchor, reply, resolve and reopen.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{patch, post};
-use axum::{Json, Router};
-use docreview_core::service::{NewComment, NewReply, Reanchor, StatusChange, TextEdit};
+use docreview_core::access::Operation;
+use docreview_core::service::{
+    CommentWritten, NewComment, NewReply, Reanchor, ReplyWritten, StatusChange, StatusWritten,
+    TextEdit,
+};
 use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::error::ApiError;
-use crate::extract::{ApiJson, ApiPath, ApiQuery, Authorized, op};
-use crate::routes::RevisionBody;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{ApiJson, ApiPath, ApiQuery, Caller};
+use crate::routes::{CommentPath, ReviewPath, RevisionBody, allow};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/reviews/{review_id}/comments", post(create))
-        .route(
-            "/api/reviews/{review_id}/comments/{comment_id}",
-            patch(edit).delete(cancel),
-        )
-        .route(
-            "/api/reviews/{review_id}/comments/{comment_id}/anchor",
-            patch(reanchor),
-        )
-        .route(
-            "/api/reviews/{review_id}/comments/{comment_id}/thread",
-            post(reply),
-        )
-        .route(
-            "/api/reviews/{review_id}/comments/{comment_id}/thread/{message_id}",
-            patch(edit_reply).delete(cancel_reply),
-        )
-        .route(
-            "/api/reviews/{review_id}/comments/{comment_id}/status-events",
-            post(set_status),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(allow(Operation::Comment, routes!(create)))
+        .routes(allow(Operation::Comment, routes!(edit, cancel)))
+        .routes(allow(Operation::Comment, routes!(reanchor)))
+        .routes(allow(Operation::Comment, routes!(reply)))
+        .routes(allow(Operation::Comment, routes!(edit_reply, cancel_reply)))
+        .routes(allow(Operation::Comment, routes!(set_status)))
 }
 
 /// `DELETE` carries its optional base revision in the query.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 struct BaseRevision {
+    /// The `commentsRevision` the client last read; another gives 409.
     base_comments_revision: Option<i64>,
 }
 
+/// `{reviewId}/comments/{commentId}/thread/{messageId}` in a path.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+struct MessagePath {
+    /// The document's id.
+    review_id: String,
+    /// The comment's id.
+    comment_id: String,
+    /// The reply's id.
+    message_id: String,
+}
+
+/// Add a comment, anchored by its locator to the latest version.
+#[utoipa::path(post, path = "/api/reviews/{review_id}/comments", tag = "comments",
+    operation_id = "addComment", params(ReviewPath), request_body = NewComment,
+    responses(
+        (status = 201, description = "Written", body = CommentWritten),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`) or \
+            `stale_target_version` (with `latestVersionId`)", body = ErrorBody),
+    ))]
 async fn create(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Comment>,
-    ApiPath(review_id): ApiPath<String>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
     ApiJson(input): ApiJson<NewComment>,
 ) -> Result<Response, ApiError> {
     let written = state.service.add_comment(&actor, &review_id, input).await?;
     Ok((StatusCode::CREATED, Json(written)).into_response())
 }
 
+/// Change a comment's body (its author only).
+#[utoipa::path(patch, path = "/api/reviews/{review_id}/comments/{comment_id}", tag = "comments",
+    operation_id = "editComment", params(CommentPath), request_body = TextEdit,
+    responses(
+        (status = 200, description = "Written", body = CommentWritten),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`)", body = ErrorBody),
+    ))]
 async fn edit(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Comment>,
-    ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
+    Caller(actor): Caller,
+    ApiPath(CommentPath {
+        review_id,
+        comment_id,
+    }): ApiPath<CommentPath>,
     ApiJson(input): ApiJson<TextEdit>,
 ) -> Result<Response, ApiError> {
     let written = state
@@ -68,10 +90,21 @@ async fn edit(
     Ok(Json(written).into_response())
 }
 
+/// Cancel a comment while it is provisional (its author, within the undo window).
+#[utoipa::path(delete, path = "/api/reviews/{review_id}/comments/{comment_id}", tag = "comments",
+    operation_id = "cancelComment", params(CommentPath, BaseRevision),
+    responses(
+        (status = 200, description = "Cancelled", body = RevisionBody),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`) or \
+            `invalid_transition` (no longer provisional)", body = ErrorBody),
+    ))]
 async fn cancel(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Comment>,
-    ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
+    Caller(actor): Caller,
+    ApiPath(CommentPath {
+        review_id,
+        comment_id,
+    }): ApiPath<CommentPath>,
     ApiQuery(query): ApiQuery<BaseRevision>,
 ) -> Result<Response, ApiError> {
     let revision = state
@@ -89,10 +122,21 @@ async fn cancel(
     .into_response())
 }
 
+/// Move a comment's anchor to another place in the latest version.
+#[utoipa::path(patch, path = "/api/reviews/{review_id}/comments/{comment_id}/anchor", tag = "comments",
+    operation_id = "reanchorComment", params(CommentPath), request_body = Reanchor,
+    responses(
+        (status = 200, description = "Written", body = CommentWritten),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`) or \
+            `stale_target_version` (with `latestVersionId`)", body = ErrorBody),
+    ))]
 async fn reanchor(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Comment>,
-    ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
+    Caller(actor): Caller,
+    ApiPath(CommentPath {
+        review_id,
+        comment_id,
+    }): ApiPath<CommentPath>,
     ApiJson(input): ApiJson<Reanchor>,
 ) -> Result<Response, ApiError> {
     let written = state
@@ -102,10 +146,20 @@ async fn reanchor(
     Ok(Json(written).into_response())
 }
 
+/// Reply to a comment.
+#[utoipa::path(post, path = "/api/reviews/{review_id}/comments/{comment_id}/thread", tag = "comments",
+    operation_id = "reply", params(CommentPath), request_body = NewReply,
+    responses(
+        (status = 201, description = "Written", body = ReplyWritten),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`)", body = ErrorBody),
+    ))]
 async fn reply(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Comment>,
-    ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
+    Caller(actor): Caller,
+    ApiPath(CommentPath {
+        review_id,
+        comment_id,
+    }): ApiPath<CommentPath>,
     ApiJson(input): ApiJson<NewReply>,
 ) -> Result<Response, ApiError> {
     let written = state
@@ -115,10 +169,21 @@ async fn reply(
     Ok((StatusCode::CREATED, Json(written)).into_response())
 }
 
+/// Change a reply's body (its author only).
+#[utoipa::path(patch, path = "/api/reviews/{review_id}/comments/{comment_id}/thread/{message_id}",
+    tag = "comments", operation_id = "editReply", params(MessagePath), request_body = TextEdit,
+    responses(
+        (status = 200, description = "Written", body = ReplyWritten),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`)", body = ErrorBody),
+    ))]
 async fn edit_reply(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Comment>,
-    ApiPath((review_id, comment_id, message_id)): ApiPath<(String, String, String)>,
+    Caller(actor): Caller,
+    ApiPath(MessagePath {
+        review_id,
+        comment_id,
+        message_id,
+    }): ApiPath<MessagePath>,
     ApiJson(input): ApiJson<TextEdit>,
 ) -> Result<Response, ApiError> {
     let written = state
@@ -128,10 +193,22 @@ async fn edit_reply(
     Ok(Json(written).into_response())
 }
 
+/// Cancel a reply while it is provisional (its author, within the undo window).
+#[utoipa::path(delete, path = "/api/reviews/{review_id}/comments/{comment_id}/thread/{message_id}",
+    tag = "comments", operation_id = "cancelReply", params(MessagePath, BaseRevision),
+    responses(
+        (status = 200, description = "Cancelled", body = RevisionBody),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`) or \
+            `invalid_transition` (no longer provisional)", body = ErrorBody),
+    ))]
 async fn cancel_reply(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Comment>,
-    ApiPath((review_id, comment_id, message_id)): ApiPath<(String, String, String)>,
+    Caller(actor): Caller,
+    ApiPath(MessagePath {
+        review_id,
+        comment_id,
+        message_id,
+    }): ApiPath<MessagePath>,
     ApiQuery(query): ApiQuery<BaseRevision>,
 ) -> Result<Response, ApiError> {
     let revision = state
@@ -150,10 +227,21 @@ async fn cancel_reply(
     .into_response())
 }
 
+/// Resolve (`closed`) or reopen (`open`) a comment; the change joins its `statusEvents`.
+#[utoipa::path(post, path = "/api/reviews/{review_id}/comments/{comment_id}/status-events",
+    tag = "comments", operation_id = "setCommentStatus", params(CommentPath), request_body = StatusChange,
+    responses(
+        (status = 201, description = "Written", body = StatusWritten),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`) or \
+            `invalid_transition` (already in that status)", body = ErrorBody),
+    ))]
 async fn set_status(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Comment>,
-    ApiPath((review_id, comment_id)): ApiPath<(String, String)>,
+    Caller(actor): Caller,
+    ApiPath(CommentPath {
+        review_id,
+        comment_id,
+    }): ApiPath<CommentPath>,
     ApiJson(input): ApiJson<StatusChange>,
 ) -> Result<Response, ApiError> {
     let written = state

@@ -2,29 +2,38 @@
 
 use std::convert::Infallible;
 
-use axum::Router;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::routing::get;
+use docreview_core::access::Operation;
 use docreview_core::events::ReviewEvent;
 use futures_util::{Stream, StreamExt, stream};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::extract::{ApiPath, Authorized, op};
+use crate::extract::{ApiPath, Caller};
+use crate::routes::{ReviewPath, allow};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/reviews/{review_id}/events", get(events))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(allow(Operation::Read, routes!(events)))
 }
 
+/// Live changes of a document, as Server-Sent Events.
+///
 /// `review` first (the current revisions), then `comments`, `version` and `review` events as
 /// changes are committed through any node. A listener that falls far behind skips events; the
 /// next one carries the current revisions.
+#[utoipa::path(get, path = "/api/reviews/{review_id}/events", tag = "reviews",
+    operation_id = "reviewEvents", params(ReviewPath),
+    responses((status = 200, description = "Server-Sent Events named `review`, `comments` or \
+        `version`, each with a `ReviewEvent` as its JSON data", body = String,
+        content_type = "text/event-stream")))]
 async fn events(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Read>,
-    ApiPath(review_id): ApiPath<String>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let (current, receiver) = state.service.watch(&actor, &review_id).await?;
     let shutdown = state.shutdown.clone();

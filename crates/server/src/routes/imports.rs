@@ -1,30 +1,75 @@
 //! HTML uploads (multipart): a new document, or a new or replaced version of one.
 
+use axum::Json;
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Json, Router};
 use docreview_core::Error;
+use docreview_core::access::Operation;
 use docreview_core::service::{HtmlUpload, VersionMode, VersionUpload};
 
 use crate::AppState;
-use crate::error::ApiError;
-use crate::extract::{ApiPath, Authorized, op, unsupported_media_type};
-use crate::routes::ReviewBody;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{ApiPath, Caller, unsupported_media_type};
+use crate::routes::{ReviewBody, ReviewPath, allow};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/reviews/import-html", post(import_document))
-        .route("/api/reviews/{review_id}/import-html", post(import_version))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(allow(Operation::Deliver, routes!(import_document)))
+        .routes(allow(Operation::Deliver, routes!(import_version)))
+}
+
+/// The form of a new document's upload.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // Describes the multipart form `Form` reads.
+struct DocumentUpload {
+    /// The HTML file.
+    #[schema(content_media_type = "text/html")]
+    file: Vec<u8>,
+    /// The title (default: the HTML's `<title>`, else the file name).
+    title: Option<String>,
+    /// The first version's label.
+    label: Option<String>,
+    /// A project code to link the document to (required for external members).
+    project: Option<String>,
+    /// Tags, comma-separated (the field may repeat).
+    tags: Option<String>,
+}
+
+/// The form of a new or replaced version.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // Describes the multipart form `Form` reads.
+struct VersionUploadForm {
+    /// The HTML file.
+    #[schema(content_media_type = "text/html")]
+    file: Vec<u8>,
+    /// The version's label.
+    label: Option<String>,
+    /// `add_version` (default) or `replace` (the latest version's body).
+    #[schema(pattern = "^(add_version|replace)$")]
+    mode: Option<String>,
+    /// The version the client last read; another latest version gives 409 `stale_target_version`.
+    base_version_id: Option<String>,
 }
 
 const DOCUMENT_FIELDS: &[&str] = &["file", "title", "label", "project", "tags"];
 const VERSION_FIELDS: &[&str] = &["file", "label", "mode", "baseVersionId"];
 
+/// Upload an HTML file as a new document.
+#[utoipa::path(post, path = "/api/reviews/import-html", tag = "reviews", operation_id = "importHtml",
+    request_body(content = DocumentUpload, content_type = "multipart/form-data"),
+    responses(
+        (status = 201, description = "Created", body = ReviewBody, links(
+            ("read" = (operation_id = "readReview", parameters(("review_id" = "$response.body#/review/reviewId")))),
+        )),
+        (status = 409, description = "`project_not_in_snapshot` or `project_conflict`", body = ErrorBody),
+    ))]
 async fn import_document(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Deliver>,
+    Caller(actor): Caller,
     request: Request,
 ) -> Result<Response, ApiError> {
     let mut form = Form::read(request, DOCUMENT_FIELDS).await?;
@@ -48,10 +93,20 @@ async fn import_document(
     Ok((StatusCode::CREATED, Json(ReviewBody { review })).into_response())
 }
 
+/// Upload an HTML file as a new version of a document, or as the latest version's new body;
+/// comments are carried onto it.
+#[utoipa::path(post, path = "/api/reviews/{review_id}/import-html", tag = "reviews", operation_id = "importVersion",
+    params(ReviewPath),
+    request_body(content = VersionUploadForm, content_type = "multipart/form-data"),
+    responses(
+        (status = 201, description = "A version was added", body = ReviewBody),
+        (status = 200, description = "The latest version's body was replaced", body = ReviewBody),
+        (status = 409, description = "`stale_target_version` (with `latestVersionId`)", body = ErrorBody),
+    ))]
 async fn import_version(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Deliver>,
-    ApiPath(review_id): ApiPath<String>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
     request: Request,
 ) -> Result<Response, ApiError> {
     let mut form = Form::read(request, VERSION_FIELDS).await?;

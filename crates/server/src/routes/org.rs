@@ -1,70 +1,98 @@
 //! The organization: members and administrators (org admins only).
 
+use axum::Json;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
-use docreview_core::service::{MemberChange, MemberRef, MemberView, NewMember, PageQuery};
+use docreview_core::access::Operation;
+use docreview_core::service::{
+    AdminList, MemberChange, MemberList, MemberRef, MemberView, NewMember, PageQuery,
+};
 use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::error::ApiError;
-use crate::extract::{ApiJson, ApiQuery, Authorized, op};
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{ApiJson, ApiQuery, Caller};
+use crate::routes::allow;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/api/org/members",
-            get(members).post(register).patch(update).delete(remove),
-        )
-        .route(
-            "/api/org/admins",
-            get(admins).put(add_admin).delete(remove_admin),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(allow(Operation::OrgRead, routes!(members)))
+        .routes(allow(
+            Operation::OrgWrite,
+            routes!(register, update, remove),
+        ))
+        .routes(allow(Operation::OrgRead, routes!(admins)))
+        .routes(allow(Operation::OrgWrite, routes!(add_admin, remove_admin)))
 }
 
 /// `{ "member": Member }`.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct MemberBody {
     member: MemberView,
 }
 
 /// `{ "admin": Member }`.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct AdminBody {
     admin: MemberView,
 }
 
+/// The organization's members (admins only).
+#[utoipa::path(get, path = "/api/org/members", tag = "org", operation_id = "listMembers",
+    params(PageQuery), responses((status = 200, description = "A page of members", body = MemberList)))]
 async fn members(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::OrgRead>,
+    Caller(actor): Caller,
     ApiQuery(query): ApiQuery<PageQuery>,
 ) -> Result<Response, ApiError> {
     Ok(Json(state.service.list_members(&actor, query).await?).into_response())
 }
 
+/// Register an external member, with a role in a project.
+#[utoipa::path(post, path = "/api/org/members", tag = "org", operation_id = "registerMember",
+    request_body = NewMember,
+    responses(
+        (status = 201, description = "Registered", body = MemberBody),
+        (status = 409, description = "`already_exists` or `project_not_in_snapshot`", body = ErrorBody),
+    ))]
 async fn register(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::OrgWrite>,
+    Caller(actor): Caller,
     ApiJson(new): ApiJson<NewMember>,
 ) -> Result<Response, ApiError> {
     let member = state.service.register_member(&actor, new).await?;
     Ok((StatusCode::CREATED, Json(MemberBody { member })).into_response())
 }
 
+/// Suspend or reactivate a member, or change an external member's name.
+#[utoipa::path(patch, path = "/api/org/members", tag = "org", operation_id = "updateMember",
+    request_body = MemberChange,
+    responses(
+        (status = 200, description = "Changed", body = MemberBody),
+        (status = 409, description = "`invalid_transition` (e.g. the last active admin)", body = ErrorBody),
+    ))]
 async fn update(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::OrgWrite>,
+    Caller(actor): Caller,
     ApiJson(change): ApiJson<MemberChange>,
 ) -> Result<Response, ApiError> {
     let member = state.service.update_member(&actor, change).await?;
     Ok(Json(MemberBody { member }).into_response())
 }
 
+/// Remove an external member.
+#[utoipa::path(delete, path = "/api/org/members", tag = "org", operation_id = "removeMember",
+    params(EmailQuery), request_body(content = Option<MemberRef>, description = "Instead of `?email=`"),
+    responses(
+        (status = 200, description = "Removed", body = MemberBody),
+        (status = 409, description = "`invalid_transition`", body = ErrorBody),
+    ))]
 async fn remove(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::OrgWrite>,
+    Caller(actor): Caller,
     request: Request,
 ) -> Result<Response, ApiError> {
     let member = member_ref(request).await?;
@@ -72,17 +100,27 @@ async fn remove(
     Ok(Json(MemberBody { member }).into_response())
 }
 
+/// The organization's administrators.
+#[utoipa::path(get, path = "/api/org/admins", tag = "org", operation_id = "listAdmins",
+    params(PageQuery), responses((status = 200, description = "A page of admins", body = AdminList)))]
 async fn admins(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::OrgRead>,
+    Caller(actor): Caller,
     ApiQuery(query): ApiQuery<PageQuery>,
 ) -> Result<Response, ApiError> {
     Ok(Json(state.service.list_admins(&actor, query).await?).into_response())
 }
 
+/// Make a member an administrator.
+#[utoipa::path(put, path = "/api/org/admins", tag = "org", operation_id = "addAdmin",
+    params(EmailQuery), request_body(content = Option<MemberRef>, description = "Instead of `?email=`"),
+    responses(
+        (status = 200, description = "Now an admin", body = AdminBody),
+        (status = 409, description = "`invalid_transition`", body = ErrorBody),
+    ))]
 async fn add_admin(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::OrgWrite>,
+    Caller(actor): Caller,
     request: Request,
 ) -> Result<Response, ApiError> {
     let member = member_ref(request).await?;
@@ -90,9 +128,16 @@ async fn add_admin(
     Ok(Json(AdminBody { admin }).into_response())
 }
 
+/// Take the administrator role from a member (never from the last active one).
+#[utoipa::path(delete, path = "/api/org/admins", tag = "org", operation_id = "removeAdmin",
+    params(EmailQuery), request_body(content = Option<MemberRef>, description = "Instead of `?email=`"),
+    responses(
+        (status = 200, description = "No longer an admin", body = AdminBody),
+        (status = 409, description = "`invalid_transition`: the last active admin", body = ErrorBody),
+    ))]
 async fn remove_admin(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::OrgWrite>,
+    Caller(actor): Caller,
     request: Request,
 ) -> Result<Response, ApiError> {
     let member = member_ref(request).await?;
@@ -100,8 +145,11 @@ async fn remove_admin(
     Ok(Json(AdminBody { admin }).into_response())
 }
 
-#[derive(Deserialize)]
+/// The member a request names, in the query (or, instead, a JSON body `{ "email" }`).
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct EmailQuery {
+    /// The member's email.
     email: Option<String>,
 }
 

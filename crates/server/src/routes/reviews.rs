@@ -1,59 +1,78 @@
 //! Reviews: list, create, read, heading structure, version bundles.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
-use docreview_core::service::{CreateReview, ListQuery};
+use docreview_core::access::Operation;
+use docreview_core::service::{CreateReview, DomContext, ListQuery, ReviewList};
 use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::error::ApiError;
-use crate::extract::{ApiJson, ApiPath, ApiQuery, Authorized, op};
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{ApiJson, ApiPath, ApiQuery, Caller};
 use crate::headers::Policy;
-use crate::routes::ReviewBody;
+use crate::routes::{ReviewBody, ReviewPath, allow};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/reviews", get(list).post(create))
-        .route("/api/reviews/{review_id}", get(read))
-        .route("/api/reviews/{review_id}/dom-context", get(dom_context))
-        .route(
-            "/api/reviews/{review_id}/versions/{version_id}/bundle",
-            get(bundle),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(allow(Operation::Read, routes!(list)))
+        .routes(allow(Operation::Deliver, routes!(create)))
+        .routes(allow(Operation::Read, routes!(read)))
+        .routes(allow(Operation::Read, routes!(dom_context)))
+        .routes(allow(Operation::Read, routes!(bundle)))
 }
 
+/// List the documents the caller can see, newest activity first.
+#[utoipa::path(get, path = "/api/reviews", tag = "reviews", operation_id = "listReviews",
+    params(ListQuery),
+    responses((status = 200, description = "A page of documents", body = ReviewList)))]
 async fn list(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Read>,
+    Caller(actor): Caller,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Response, ApiError> {
     let list = state.service.list_reviews(&actor, query).await?;
     Ok(Json(list).into_response())
 }
 
+/// Create a document from JSON.
+#[utoipa::path(post, path = "/api/reviews", tag = "reviews", operation_id = "createReview",
+    request_body = CreateReview,
+    responses(
+        (status = 201, description = "Created", body = ReviewBody, links(
+            ("read" = (operation_id = "readReview", parameters(("review_id" = "$response.body#/review/reviewId")))),
+        )),
+        (status = 409, description = "`project_not_in_snapshot`, `project_conflict` or `already_exists`", body = ErrorBody),
+    ))]
 async fn create(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Deliver>,
+    Caller(actor): Caller,
     ApiJson(input): ApiJson<CreateReview>,
 ) -> Result<Response, ApiError> {
     let review = state.service.create_review(&actor, input).await?;
     Ok((StatusCode::CREATED, Json(ReviewBody { review })).into_response())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 struct ReadQuery {
+    /// Include cancelled comments and replies (with `deletedTs`).
     #[serde(default)]
     include_deleted: bool,
 }
 
+/// Read a document with its versions, comments and runs.
+#[utoipa::path(get, path = "/api/reviews/{review_id}", tag = "reviews", operation_id = "readReview",
+    params(ReviewPath, ReadQuery),
+    responses((status = 200, description = "The document", body = ReviewBody)))]
 async fn read(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Read>,
-    ApiPath(review_id): ApiPath<String>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
     ApiQuery(query): ApiQuery<ReadQuery>,
 ) -> Result<Response, ApiError> {
     let body = state
@@ -70,16 +89,22 @@ async fn read(
         .into_response())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 struct DomContextQuery {
+    /// A version of the document (default: the latest).
     version_id: Option<String>,
 }
 
+/// The heading sections of a version, with their text ranges.
+#[utoipa::path(get, path = "/api/reviews/{review_id}/dom-context", tag = "reviews",
+    operation_id = "domContext", params(ReviewPath, DomContextQuery),
+    responses((status = 200, description = "The sections", body = DomContext)))]
 async fn dom_context(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Read>,
-    ApiPath(review_id): ApiPath<String>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
     ApiQuery(query): ApiQuery<DomContextQuery>,
 ) -> Result<Response, ApiError> {
     let context = state
@@ -89,11 +114,27 @@ async fn dom_context(
     Ok(Json(context).into_response())
 }
 
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+struct VersionPath {
+    /// The document's id.
+    review_id: String,
+    /// The version's id.
+    version_id: String,
+}
+
 /// The uploaded HTML, byte for byte, sandboxed: its scripts never run with our origin.
+#[utoipa::path(get, path = "/api/reviews/{review_id}/versions/{version_id}/bundle", tag = "reviews",
+    operation_id = "versionBundle", params(VersionPath),
+    responses((status = 200, description = "The version's HTML, served with `Content-Security-Policy: sandbox`",
+        body = String, content_type = "text/html")))]
 async fn bundle(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Read>,
-    ApiPath((review_id, version_id)): ApiPath<(String, String)>,
+    Caller(actor): Caller,
+    ApiPath(VersionPath {
+        review_id,
+        version_id,
+    }): ApiPath<VersionPath>,
 ) -> Result<Response, ApiError> {
     let html = state
         .service

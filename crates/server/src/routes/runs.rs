@@ -1,44 +1,66 @@
 //! Agent runs and the comments written in them.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{patch, post};
-use axum::{Json, Router};
-use docreview_core::service::{FinishRun, NewComment, StartRun};
+use docreview_core::access::Operation;
+use docreview_core::service::{CommentWritten, FinishRun, NewComment, StartRun};
+use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::error::ApiError;
-use crate::extract::{ApiJson, ApiPath, Authorized, op};
-use crate::routes::RunBody;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{ApiJson, ApiPath, Caller};
+use crate::routes::{ReviewPath, RunBody, allow};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/reviews/{review_id}/ai-review-runs", post(start))
-        .route(
-            "/api/reviews/{review_id}/ai-review-runs/{run_id}",
-            patch(finish),
-        )
-        .route(
-            "/api/reviews/{review_id}/ai-review-runs/{run_id}/comments",
-            post(comment),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(allow(Operation::Run, routes!(start)))
+        .routes(allow(Operation::Run, routes!(finish)))
+        .routes(allow(Operation::Run, routes!(comment)))
 }
+
+/// `{reviewId}/ai-review-runs/{runId}` in a path.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+struct RunPath {
+    /// The document's id.
+    review_id: String,
+    /// The run's id.
+    run_id: String,
+}
+
+/// Start a review run on the latest version; its comments stay provisional until it completes.
+#[utoipa::path(post, path = "/api/reviews/{review_id}/ai-review-runs", tag = "runs",
+    operation_id = "startRun", params(ReviewPath), request_body = StartRun,
+    responses(
+        (status = 201, description = "Started", body = RunBody),
+        (status = 409, description = "`stale_target_version` (with `latestVersionId`)", body = ErrorBody),
+    ))]
 
 async fn start(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Run>,
-    ApiPath(review_id): ApiPath<String>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
     ApiJson(input): ApiJson<StartRun>,
 ) -> Result<Response, ApiError> {
     let run = state.service.start_run(&actor, &review_id, input).await?;
     Ok((StatusCode::CREATED, Json(RunBody { run })).into_response())
 }
 
+/// Complete (with a summary), fail or cancel a run.
+#[utoipa::path(patch, path = "/api/reviews/{review_id}/ai-review-runs/{run_id}", tag = "runs",
+    operation_id = "finishRun", params(RunPath), request_body = FinishRun,
+    responses(
+        (status = 200, description = "Finished", body = RunBody),
+        (status = 409, description = "`invalid_transition`: the run is not running", body = ErrorBody),
+    ))]
 async fn finish(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Run>,
-    ApiPath((review_id, run_id)): ApiPath<(String, String)>,
+    Caller(actor): Caller,
+    ApiPath(RunPath { review_id, run_id }): ApiPath<RunPath>,
     ApiJson(input): ApiJson<FinishRun>,
 ) -> Result<Response, ApiError> {
     let run = state
@@ -48,10 +70,19 @@ async fn finish(
     Ok(Json(RunBody { run }).into_response())
 }
 
+/// Write a comment in a run; it is provisional until the run completes.
+#[utoipa::path(post, path = "/api/reviews/{review_id}/ai-review-runs/{run_id}/comments", tag = "runs",
+    operation_id = "addRunComment", params(RunPath), request_body = NewComment,
+    responses(
+        (status = 201, description = "Written", body = CommentWritten),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`), \
+            `stale_target_version` (with `latestVersionId`) or `invalid_transition` (the run is \
+            not running)", body = ErrorBody),
+    ))]
 async fn comment(
     State(state): State<AppState>,
-    Authorized(actor, ..): Authorized<op::Run>,
-    ApiPath((review_id, run_id)): ApiPath<(String, String)>,
+    Caller(actor): Caller,
+    ApiPath(RunPath { review_id, run_id }): ApiPath<RunPath>,
     ApiJson(input): ApiJson<NewComment>,
 ) -> Result<Response, ApiError> {
     let written = state

@@ -7,6 +7,7 @@
 //! decides. Every write a page makes carries the session's CSRF token ([`extract::CsrfForm`]).
 
 mod account;
+mod api_docs;
 pub mod assets;
 mod auth;
 mod cli_login;
@@ -37,6 +38,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(account::router())
         .merge(org::router())
         .merge(review::router())
+        .merge(api_docs::router())
         .layer(axum::middleware::from_fn_with_state(
             state,
             session::authenticate,

@@ -1,0 +1,29 @@
+//! `/api/docs`: the API contract (`/api/openapi.json`) in the vendored Swagger UI, for anyone.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Router;
+use axum::routing::get;
+
+use crate::AppState;
+use crate::web::assets;
+
+#[derive(Template, WebTemplate)]
+#[template(path = "api_docs.html")]
+struct ApiDocs {
+    swagger_css: String,
+    swagger_js: String,
+    init_js: String,
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/docs", get(page))
+}
+
+async fn page() -> ApiDocs {
+    ApiDocs {
+        swagger_css: assets::url("vendor/swagger-ui/swagger-ui.css"),
+        swagger_js: assets::url("vendor/swagger-ui/swagger-ui-bundle.js"),
+        init_js: assets::url("js/api-docs.js"),
+    }
+}
