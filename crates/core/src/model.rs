@@ -183,6 +183,8 @@ impl std::fmt::Debug for TokenRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SectionSpec {
     pub id: String,
+    #[serde(deserialize_with = "crate::schema::whole::required")]
+    #[schema(minimum = 1, maximum = 6)]
     pub level: u8,
     pub text: String,
 }
@@ -246,7 +248,9 @@ pub struct VersionRecord {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Position {
+    #[serde(deserialize_with = "crate::schema::whole::required")]
     pub start: usize,
+    #[serde(deserialize_with = "crate::schema::whole::required")]
     pub end: usize,
 }
 

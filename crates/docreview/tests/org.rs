@@ -325,3 +325,42 @@ async fn administrators_are_added_and_removed_but_never_all_of_them() {
         .await
         .expect_error(403, "insufficient_scope");
 }
+
+#[tokio::test]
+async fn a_member_is_named_once_by_query_or_body() {
+    let (server, ada) = with_admin();
+    server.user("grace@example.com", "Grace", &[], "org");
+
+    // The query alone, the body alone, or both naming the same member.
+    let by_query = ada
+        .put("/api/org/admins?email=grace@example.com", &json!(null))
+        .await;
+    assert_eq!(by_query.expect(200)["admin"]["email"], "grace@example.com");
+    let both = ada
+        .delete_json(
+            "/api/org/admins?email=grace@example.com",
+            &json!({ "email": "grace@example.com" }),
+        )
+        .await;
+    assert_eq!(both.expect(200)["admin"]["isAdmin"], false);
+
+    // A body that is sent is read even when the query names someone: a wrong one is refused.
+    ada.put("/api/org/admins?email=grace@example.com", &json!(false))
+        .await
+        .expect_error(400, "invalid_request");
+    ada.put(
+        "/api/org/admins?email=grace@example.com",
+        &json!({ "email": "ada@example.com" }),
+    )
+    .await
+    .expect_error(400, "invalid_request");
+    ada.put("/api/org/admins", &json!(null))
+        .await
+        .expect_error(400, "invalid_request");
+    let admins = ada.get("/api/org/admins").await;
+    assert_eq!(
+        admins.expect(200)["admins"].as_array().map(Vec::len),
+        Some(1),
+        "no refused request changed anything"
+    );
+}

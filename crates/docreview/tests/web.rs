@@ -40,3 +40,6 @@ mod account;
 
 #[path = "web/org.rs"]
 mod org;
+
+#[path = "web/api_docs.rs"]
+mod api_docs;

@@ -114,7 +114,10 @@ pub struct TokenList {
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
+    /// How many to return, 1 to 200.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
 }
 
@@ -677,8 +680,10 @@ pub fn service_account(kind: SharedKind) -> Account {
 
 /// Lower-cases and checks an email address: one `@`, a non-empty local part, a dotted domain.
 pub fn normalize_email(email: &str) -> Result<String> {
-    let email = email.trim().to_lowercase();
-    let valid = email.len() <= 254
+    let email = email.trim();
+    let too_long = email.chars().count() > 254;
+    let email = email.to_lowercase();
+    let valid = !too_long
         && !email.chars().any(|c| c.is_whitespace() || c.is_control())
         && email.split_once('@').is_some_and(|(local, domain)| {
             !local.is_empty()

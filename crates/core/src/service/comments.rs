@@ -24,25 +24,31 @@ const AMBIGUITY_COUNT_LIMIT: usize = 1_000;
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewComment {
+    #[schema(min_length = 1, max_length = 20000)]
     pub body: String,
     pub category: Option<Category>,
     pub locator: Option<Locator>,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewReply {
+    #[schema(min_length = 1, max_length = 20000)]
     pub body: String,
     /// Writes the reply inside a running run (provisional until the run completes).
     pub run_id: Option<String>,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TextEdit {
+    #[schema(min_length = 1, max_length = 20000)]
     pub body: String,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
 }
 
@@ -50,6 +56,7 @@ pub struct TextEdit {
 #[serde(rename_all = "camelCase")]
 pub struct Reanchor {
     pub locator: Locator,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
 }
 
@@ -57,6 +64,7 @@ pub struct Reanchor {
 #[serde(rename_all = "camelCase")]
 pub struct StatusChange {
     pub status: CommentStatus,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
 }
 

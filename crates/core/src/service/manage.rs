@@ -16,12 +16,15 @@ const MAX_ALLOWED_USERS: usize = 500;
 /// `PATCH …/title`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct TitleChange {
+    #[schema(value_type = crate::schema::Title)]
     pub title: String,
 }
 
 /// `PATCH …/meta`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct MetaChange {
+    /// Replaces the tags (at most 32).
+    #[schema(value_type = Option<Vec<crate::schema::Tag>>, max_items = 32)]
     pub tags: Option<Vec<String>>,
     pub archived: Option<bool>,
 }
@@ -29,6 +32,7 @@ pub struct MetaChange {
 /// `PATCH …/access`; `allowedUsers` replaces the whole list.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(min_properties = 1)]
 pub struct SharingChange {
     pub mode: Option<AccessMode>,
     pub allowed_users: Option<Vec<AllowedUserEntry>>,
@@ -37,6 +41,7 @@ pub struct SharingChange {
 /// One person a document is shared with, by email.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct AllowedUserEntry {
+    #[schema(value_type = crate::schema::Email)]
     pub email: String,
     pub role: GrantRole,
 }
@@ -53,6 +58,7 @@ pub struct SharingView {
 /// `PUT …/owner`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct OwnerChange {
+    #[schema(value_type = crate::schema::Email)]
     pub email: String,
 }
 

@@ -15,7 +15,9 @@ use crate::store::{MemberQuery, StoreError};
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewMember {
+    #[schema(value_type = crate::schema::Email)]
     pub email: String,
+    #[schema(value_type = crate::schema::DisplayName)]
     pub display_name: String,
 }
 
@@ -23,8 +25,10 @@ pub struct NewMember {
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberChange {
+    #[schema(value_type = crate::schema::Email)]
     pub email: String,
     pub status: Option<MemberStatus>,
+    #[schema(value_type = Option<crate::schema::DisplayName>)]
     pub display_name: Option<String>,
 }
 
@@ -39,6 +43,7 @@ pub enum MemberStatus {
 /// A member named by email (`DELETE /api/org/members`, `PUT`/`DELETE /api/org/admins`).
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub struct MemberRef {
+    #[schema(value_type = crate::schema::Email)]
     pub email: String,
 }
 

@@ -79,6 +79,7 @@ pub struct ProjectRoleView {
 
 /// `PATCH /api/projects/{code}/roles`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[schema(min_properties = 1)]
 pub struct RolesChange {
     #[serde(default)]
     pub add: Vec<RoleGrant>,
@@ -88,12 +89,14 @@ pub struct RolesChange {
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct RoleGrant {
+    #[schema(value_type = crate::schema::Email)]
     pub email: String,
     pub role: ProjectRole,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct RoleRevocation {
+    #[schema(value_type = crate::schema::Email)]
     pub email: String,
 }
 

@@ -28,6 +28,8 @@ const RESERVED_REVIEW_IDS: &[&str] = &["import-html"];
 #[serde(rename_all = "camelCase")]
 pub struct CreateReview {
     pub review: ReviewInput,
+    /// A project code; then the server makes the document's id (send no `review.reviewId`).
+    #[schema(pattern = "^[A-Z0-9][A-Z0-9-]{0,31}$")]
     pub project: Option<String>,
 }
 
@@ -35,16 +37,19 @@ pub struct CreateReview {
 #[serde(rename_all = "camelCase")]
 pub struct ReviewInput {
     pub review_id: Option<String>,
+    #[schema(value_type = Option<crate::schema::Title>)]
     pub title: Option<String>,
     pub source: Option<SourceInput>,
     pub access: Option<AccessInput>,
     pub structure: Option<StructureInput>,
+    #[schema(value_type = Option<Vec<crate::schema::Tag>>, max_items = 32)]
     pub tags: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub struct SourceInput {
     pub html: Option<String>,
+    #[schema(min_length = 1, max_length = 100)]
     pub label: Option<String>,
 }
 
@@ -95,7 +100,10 @@ pub struct ListQuery {
     pub archived: Option<bool>,
     pub project: Option<String>,
     pub owner: Option<String>,
+    /// How many to return, 1 to 200.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
 }
 

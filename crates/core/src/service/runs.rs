@@ -19,6 +19,7 @@ pub const RUN_TIMEOUT_MS: i64 = 24 * 60 * 60 * 1000;
 #[serde(rename_all = "camelCase")]
 pub struct StartRun {
     pub kind: Option<RunKind>,
+    #[schema(min_length = 1, max_length = 300)]
     pub title: Option<String>,
     pub version_id: Option<String>,
 }
@@ -26,8 +27,12 @@ pub struct StartRun {
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FinishRun {
+    /// `completed`, `failed` or `cancelled`.
+    #[schema(value_type = String, pattern = "^(completed|failed|cancelled)$")]
     pub status: RunStatus,
+    #[schema(max_length = 20000)]
     pub summary: Option<String>,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
 }
 

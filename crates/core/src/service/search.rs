@@ -26,11 +26,16 @@ const MAX_WORD_CHARS: usize = 64;
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentSearchQuery {
+    /// Words to find (1 to 16, of letters or digits), each a prefix; `"…"` for a phrase.
+    #[param(required = true, min_length = 1)]
     pub q: Option<String>,
     pub status: Option<CommentStatus>,
     pub category: Option<Category>,
     pub review_id: Option<String>,
+    /// How many to return, 1 to 200.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
 }
 
@@ -38,8 +43,13 @@ pub struct CommentSearchQuery {
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DocSearchQuery {
+    /// Words to find (1 to 16, of letters or digits), each a prefix; `"…"` for a phrase.
+    #[param(required = true, min_length = 1)]
     pub q: Option<String>,
+    /// How many to return, 1 to 200.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
 }
 

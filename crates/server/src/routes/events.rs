@@ -16,6 +16,17 @@ use crate::routes::{ReviewPath, allow};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+/// One event of the stream, as Server-Sent Events frame it.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // Describes what `to_sse` writes.
+struct EventMessage {
+    /// What changed: `review`, `comments` or `version`.
+    event: docreview_core::events::EventKind,
+    /// A `ReviewEvent`, as JSON.
+    #[schema(content_media_type = "application/json")]
+    data: String,
+}
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(allow(Operation::Read, routes!(events)))
 }
@@ -28,7 +39,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(get, path = "/api/reviews/{review_id}/events", tag = "reviews",
     operation_id = "reviewEvents", params(ReviewPath),
     responses((status = 200, description = "Server-Sent Events named `review`, `comments` or \
-        `version`, each with a `ReviewEvent` as its JSON data", body = String,
+        `version`, each with a `ReviewEvent` as its JSON data", body = EventMessage,
         content_type = "text/event-stream")))]
 async fn events(
     State(state): State<AppState>,

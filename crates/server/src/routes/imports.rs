@@ -26,7 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[allow(dead_code)] // Describes the multipart form `Form` reads.
 struct DocumentUpload {
     /// The HTML file.
-    #[schema(content_media_type = "text/html")]
+    #[schema(value_type = String, format = Binary, content_media_type = "text/html")]
     file: Vec<u8>,
     /// The title (default: the HTML's `<title>`, else the file name).
     title: Option<String>,
@@ -44,7 +44,7 @@ struct DocumentUpload {
 #[allow(dead_code)] // Describes the multipart form `Form` reads.
 struct VersionUploadForm {
     /// The HTML file.
-    #[schema(content_media_type = "text/html")]
+    #[schema(value_type = String, format = Binary, content_media_type = "text/html")]
     file: Vec<u8>,
     /// The version's label.
     label: Option<String>,

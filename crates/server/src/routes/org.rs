@@ -158,17 +158,25 @@ async fn member_ref(request: Request) -> Result<MemberRef, ApiError> {
     let query: EmailQuery =
         serde_urlencoded::from_str(request.uri().query().unwrap_or_default())
             .map_err(|error| ApiError::invalid(format!("invalid query parameters: {error}")))?;
-    if let Some(email) = query.email {
-        return Ok(MemberRef { email });
-    }
-    if !request
+    // A body, when sent, is read and checked even if the query names the member too.
+    let body = if request
         .headers()
         .contains_key(axum::http::header::CONTENT_TYPE)
     {
-        return Err(ApiError::invalid(
+        let ApiJson(member) = ApiJson::<Option<MemberRef>>::from_request(request, &()).await?;
+        member
+    } else {
+        None
+    };
+    match (query.email, body) {
+        (Some(email), None) => Ok(MemberRef { email }),
+        (None, Some(member)) => Ok(member),
+        (Some(email), Some(member)) if email == member.email => Ok(member),
+        (Some(_), Some(_)) => Err(ApiError::invalid(
+            "the query and the body name different members; name the member once",
+        )),
+        (None, None) => Err(ApiError::invalid(
             "name the member with ?email= or a JSON body { \"email\" }",
-        ));
+        )),
     }
-    let ApiJson(member) = ApiJson::<MemberRef>::from_request(request, &()).await?;
-    Ok(member)
 }

@@ -25,7 +25,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
 struct ProjectPath {
-    /// The project's code, `^[A-Z0-9][A-Z0-9-]{0,31}$`.
+    /// The project's code.
+    #[param(pattern = "^[A-Z0-9][A-Z0-9-]{0,31}$")]
     code: String,
 }
 
@@ -33,6 +34,7 @@ struct ProjectPath {
 #[into_params(parameter_in = Path)]
 struct ProjectDocPath {
     /// The project's code.
+    #[param(pattern = "^[A-Z0-9][A-Z0-9-]{0,31}$")]
     code: String,
     /// The document's id.
     review_id: String,
