@@ -41,10 +41,9 @@ pub enum Error {
     /// Too many failed attempts from one address; try again after this many seconds.
     #[error("too many failed attempts; try again in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
-    #[error("{0}")]
-    PayloadTooLarge(String),
-    #[error("{0}")]
-    UnsupportedMediaType(String),
+    /// An HTML document over the configured limit.
+    #[error("the HTML is {bytes} bytes; the limit is {limit} bytes")]
+    DocumentTooLarge { bytes: usize, limit: usize },
     /// Something broke that the caller cannot fix; the cause is logged, never returned.
     #[error("internal error")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -36,6 +36,20 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// Read from a request body (a login code, a PKCE verifier).
+impl<'de> serde::Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Secret)
+    }
+}
+
+/// Written only into the one answer that hands a new token to its owner.
+impl serde::Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
 pub fn sha256(value: &[u8]) -> [u8; 32] {
     Sha256::digest(value).into()
 }

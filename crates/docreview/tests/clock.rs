@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use docreview_core::access::{Actor, Credential};
 use docreview_core::clock::Clock;
-use docreview_core::identity::SharedTokens;
+use docreview_core::identity::{Secret, SharedTokens};
 use docreview_core::model::{RunStatus, Scope};
 use docreview_core::service::{CreateReview, NewComment, NewUser, Settings, StartRun};
 use docreview_core::{AuthFailure, Service};
@@ -261,8 +261,8 @@ async fn sessions_last_fourteen_days_and_login_codes_ten_minutes() {
             .await
             .expect("approve");
         CodeExchange {
-            code: code.expose().to_string(),
-            verifier,
+            code,
+            verifier: Secret::new(verifier),
         }
     };
     let in_time = approve(&world).await;

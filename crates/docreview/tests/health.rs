@@ -202,6 +202,46 @@ const UNREACHABLE: &str = "postgres://docreview:s3cret-pa55@127.0.0.1:1/docrevie
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
+async fn every_answer_carries_a_request_id_and_a_callers_short_id_is_kept() {
+    let server = Server::start();
+    let client = server.client(None);
+    let first = client.get("/healthz").await;
+    let second = client.get("/api/me").await;
+    let ids: Vec<_> = [&first, &second]
+        .iter()
+        .map(|reply| reply.header("x-request-id").unwrap_or_default().to_string())
+        .collect();
+    assert!(ids.iter().all(|id| id.len() == 24), "{ids:?}");
+    assert_ne!(ids[0], ids[1]);
+    assert!(
+        second.json.get("requestId").is_none(),
+        "a 4xx needs no id: {}",
+        second.text
+    );
+
+    let kept = client
+        .send(
+            client
+                .raw("GET", "/healthz")
+                .header("x-request-id", "lb-7f3a.2"),
+        )
+        .await;
+    assert_eq!(kept.header("x-request-id"), Some("lb-7f3a.2"));
+    let replaced = client
+        .send(
+            client
+                .raw("GET", "/healthz")
+                .header("x-request-id", "no spaces allowed"),
+        )
+        .await;
+    assert_eq!(
+        replaced.header("x-request-id").map(str::len),
+        Some(24),
+        "an id that is not a short token is replaced"
+    );
+}
+
+#[tokio::test]
 async fn healthz_answers_200_without_credentials() {
     let server = Server::start();
     let reply = server.client(None).get("/healthz").await;
@@ -234,7 +274,13 @@ async fn readyz_answers_503_while_postgres_is_unreachable_and_200_once_it_is_bac
 
     proxy.set_up(false);
     let reply = anonymous.get("/readyz").await;
-    reply.expect_error(503, "unavailable");
+    let id = reply.header("x-request-id").map(str::to_string);
+    let body = reply.expect_error(503, "unavailable");
+    assert_eq!(
+        body["requestId"].as_str(),
+        id.as_deref(),
+        "a 5xx names its request, as x-request-id does: {body}"
+    );
     let live = anonymous.get("/healthz").await;
     assert_eq!(live.status, 200, "liveness does not depend on the database");
 

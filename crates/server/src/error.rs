@@ -6,19 +6,25 @@ use axum::response::{IntoResponse, Response};
 use docreview_core::{AuthFailure, Error};
 use serde::Serialize;
 
-/// A core error on its way to becoming a response.
+/// A refusal on its way to becoming a response: what a use case said, or what only HTTP knows.
 #[derive(Debug)]
-pub struct ApiError(pub Error);
+pub enum ApiError {
+    Core(Error),
+    /// The request body is over the size the server reads.
+    BodyTooLarge(String),
+    /// The body is not of the media type the endpoint reads.
+    UnsupportedMediaType(String),
+}
 
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
-        ApiError(error)
+        ApiError::Core(error)
     }
 }
 
 impl ApiError {
     pub fn invalid(message: impl Into<String>) -> Self {
-        ApiError(Error::invalid(message))
+        ApiError::Core(Error::invalid(message))
     }
 }
 
@@ -41,6 +47,9 @@ pub struct ErrorBody {
     /// On 409 `stale_target_version`: the latest version's id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latest_version_id: Option<String>,
+    /// On 5xx: the request's id (also in `x-request-id`), to find it in the server's log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 impl ErrorBody {
@@ -52,6 +61,11 @@ impl ErrorBody {
             reason: None,
             current_revision: None,
             latest_version_id: None,
+            request_id: if status.is_server_error() {
+                crate::middleware::current_request_id()
+            } else {
+                None
+            },
         }
     }
 
@@ -68,7 +82,23 @@ pub fn error_response(status: StatusCode, code: &'static str, message: &str) -> 
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let error = self.0;
+        let error = match self {
+            ApiError::Core(error) => error,
+            ApiError::BodyTooLarge(message) => {
+                return error_response(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload_too_large",
+                    &message,
+                );
+            }
+            ApiError::UnsupportedMediaType(message) => {
+                return error_response(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported_media_type",
+                    &message,
+                );
+            }
+        };
         let (status, code) = match &error {
             Error::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
             Error::InsufficientScope(_) => (StatusCode::FORBIDDEN, "insufficient_scope"),
@@ -85,10 +115,7 @@ impl IntoResponse for ApiError {
             Error::ProjectNotInSnapshot => (StatusCode::CONFLICT, "project_not_in_snapshot"),
             Error::ProjectConflict => (StatusCode::CONFLICT, "project_conflict"),
             Error::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
-            Error::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            Error::UnsupportedMediaType(_) => {
-                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
-            }
+            Error::DocumentTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             Error::Unavailable(source) => {
                 tracing::error!(error = %source, "service unavailable");
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
@@ -153,4 +180,31 @@ pub fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Respon
         "internal",
         "internal error",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::StatusCode;
+
+    use super::ErrorBody;
+
+    #[tokio::test]
+    async fn only_server_errors_carry_the_request_id() {
+        let (failed, refused) = crate::middleware::tests::in_request("req-1", async {
+            (
+                ErrorBody::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "internal error",
+                ),
+                ErrorBody::new(StatusCode::BAD_REQUEST, "invalid_request", "bad"),
+            )
+        })
+        .await;
+        assert_eq!(failed.request_id.as_deref(), Some("req-1"));
+        assert_eq!(refused.request_id, None);
+        let json = serde_json::to_value(&failed).expect("json");
+        assert_eq!(json["requestId"], "req-1");
+        assert!(json.get("reason").is_none());
+    }
 }

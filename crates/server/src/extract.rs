@@ -24,7 +24,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
             .get::<Actor>()
             .cloned()
             .map(Caller)
-            .ok_or(ApiError(Error::Unauthorized(AuthFailure::Missing)))
+            .ok_or(ApiError::Core(Error::Unauthorized(AuthFailure::Missing)))
     }
 }
 
@@ -66,16 +66,14 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 
 pub fn body_error(rejection: BytesRejection) -> ApiError {
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError(Error::PayloadTooLarge(
-            "the request body is larger than this server accepts".into(),
-        ))
+        ApiError::BodyTooLarge("the request body is larger than this server accepts".into())
     } else {
         ApiError::invalid(format!("could not read the request body: {rejection}"))
     }
 }
 
 pub fn unsupported_media_type(message: &str) -> ApiError {
-    ApiError(Error::UnsupportedMediaType(message.to_string()))
+    ApiError::UnsupportedMediaType(message.to_string())
 }
 
 /// Query parameters; a malformed query is 400.
@@ -107,7 +105,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
         // No identifier contains NUL, so such a path names nothing (and must not reach a
         // database that cannot even compare it).
         if has_encoded_nul(parts.uri.path()) {
-            return Err(ApiError(Error::NotFound("document")));
+            return Err(ApiError::Core(Error::NotFound("document")));
         }
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await

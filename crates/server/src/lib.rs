@@ -77,5 +77,6 @@ pub fn app(service: Arc<Service>, shutdown: CancellationToken, web: WebSettings)
         ))
         .layer(axum::middleware::from_fn(headers::security_headers))
         .layer(middleware::trace_layer())
+        .layer(axum::middleware::from_fn(middleware::request_id))
         .with_state(state)
 }

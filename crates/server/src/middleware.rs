@@ -1,4 +1,5 @@
-//! Cross-cutting layers: credentials, the interface version, oversized bodies, request logs.
+//! Cross-cutting layers: request ids, credentials, the interface version, oversized bodies,
+//! request logs.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
@@ -19,6 +20,54 @@ use crate::session;
 pub const API_VERSION: &str = "2026-10-02";
 static API_VERSION_HEADER: HeaderName = HeaderName::from_static("x-cr-api-version");
 static TOKEN_EXPIRES_HEADER: HeaderName = HeaderName::from_static("x-cr-token-expires-at");
+
+static REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
+
+tokio::task_local! {
+    /// The id of the request being answered, for error bodies made deep inside it.
+    static REQUEST_ID: String;
+}
+
+/// The request's id, as its log lines and `x-request-id` carry it.
+#[derive(Clone)]
+struct RequestId(String);
+
+/// The id of the request this task is answering, if any.
+pub fn current_request_id() -> Option<String> {
+    REQUEST_ID.try_with(Clone::clone).ok()
+}
+
+/// Gives every request an id: the caller's `x-request-id` when it is a short token (so ids
+/// follow a request through a proxy), else a new random one. It is on the request's log span,
+/// on the answer's `x-request-id`, and in the body of a 5xx, so a user's report of a failure
+/// finds its log lines (the body never says more than the id).
+pub async fn request_id(mut request: Request, next: Next) -> Response {
+    let id = request
+        .headers()
+        .get(&REQUEST_ID_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .filter(|value| {
+            (1..=64).contains(&value.len())
+                && value
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        })
+        .map_or_else(new_request_id, str::to_string);
+    request.extensions_mut().insert(RequestId(id.clone()));
+    let mut response = REQUEST_ID.scope(id.clone(), next.run(request)).await;
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response
+            .headers_mut()
+            .insert(REQUEST_ID_HEADER.clone(), value);
+    }
+    response
+}
+
+fn new_request_id() -> String {
+    let mut bytes = [0u8; 12];
+    docreview_core::clock::random_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// Why a request's credentials were refused.
 pub enum Refusal {
@@ -43,7 +92,7 @@ pub async fn resolve_actor(
         Err(error) => Err(Refusal::Token(error)),
         Ok(Some(value)) => match state.service.authenticate(value).await {
             Ok(actor) => Ok(Some(actor)),
-            Err(error) => Err(Refusal::Token(ApiError(error))),
+            Err(error) => Err(Refusal::Token(ApiError::Core(error))),
         },
         Ok(None) => {
             let Some(cookie) = session::cookie_value(headers) else {
@@ -85,9 +134,9 @@ pub async fn authenticate(
         }
         Ok(actor) => actor,
         Err(Refusal::Token(error)) => return error.into_response(),
-        Err(Refusal::Session(error)) => return ApiError(error).into_response(),
+        Err(Refusal::Session(error)) => return ApiError::Core(error).into_response(),
         Err(Refusal::CrossSite) => {
-            return ApiError(Error::forbidden(CROSS_SITE_MESSAGE)).into_response();
+            return ApiError::Core(Error::forbidden(CROSS_SITE_MESSAGE)).into_response();
         }
     };
     let expires_at = actor.as_ref().and_then(|actor| actor.token_expires_at());
@@ -119,7 +168,7 @@ fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Ok(None);
     };
-    let malformed = || ApiError(Error::Unauthorized(AuthFailure::Malformed));
+    let malformed = || ApiError::Core(Error::Unauthorized(AuthFailure::Malformed));
     let value = value.to_str().map_err(|_| malformed())?;
     let (scheme, token) = value.trim().split_once(' ').ok_or_else(malformed)?;
     if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
@@ -151,10 +200,10 @@ pub async fn reject_oversized(
     // Said as the configured document limit, which is what a client can act on (the body's
     // allowance above it is room for the other fields).
     let documents = limit.saturating_sub(crate::BODY_OVERHEAD);
-    let mut response = ApiError(Error::PayloadTooLarge(format!(
+    let mut response = ApiError::BodyTooLarge(format!(
         "the request body is {declared} bytes; this server accepts documents of at most \
          {documents} bytes (DOCREVIEW_MAX_HTML_BYTES)"
-    )))
+    ))
     .into_response();
     if declared > DRAIN_LIMIT || !drain(request.into_body()).await {
         response
@@ -246,16 +295,22 @@ pub fn trace_layer() -> TraceLayer<SharedClassifier<ServerErrorsAsFailures>, fn(
     TraceLayer::new_for_http().make_span_with(request_span as fn(&Request) -> Span)
 }
 
+/// At info level, so errors logged while answering carry the request's id and route.
 fn request_span(request: &Request) -> Span {
-    tracing::debug_span!(
+    let id = request
+        .extensions()
+        .get::<RequestId>()
+        .map_or("", |RequestId(id)| id.as_str());
+    tracing::info_span!(
         "request",
+        request_id = %id,
         method = %request.method(),
         path = %request.uri().path(),
     )
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::{Arc, Mutex};
 
     use axum::Router;
@@ -263,7 +318,12 @@ mod tests {
     use axum::routing::get;
     use tower::ServiceExt;
 
-    use super::trace_layer;
+    use super::{REQUEST_ID, trace_layer};
+
+    /// Runs `work` as if answering request `id`.
+    pub(crate) async fn in_request<T>(id: &str, work: impl Future<Output = T>) -> T {
+        REQUEST_ID.scope(id.to_string(), work).await
+    }
 
     /// Collects what the log writes.
     #[derive(Clone, Default)]

@@ -29,6 +29,7 @@ use crate::session;
 const OPERATION_EXTENSION: &str = "x-cr-operation";
 const API_VERSION_HEADER: &str = "x-cr-api-version";
 const TOKEN_EXPIRES_HEADER: &str = "x-cr-token-expires-at";
+const REQUEST_ID_HEADER: &str = "x-request-id";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -110,6 +111,7 @@ pub fn base() -> Document {
                         Content::new(Some(Ref::from_schema_name("ErrorBody"))),
                     )
                     .header(API_VERSION_HEADER, version_header())
+                    .header(REQUEST_ID_HEADER, request_id_header())
                     .build(),
             ),
         );
@@ -220,6 +222,9 @@ pub fn complete(document: &mut Document) {
                     response
                         .headers
                         .insert(API_VERSION_HEADER.into(), RefOr::T(version_header()));
+                    response
+                        .headers
+                        .insert(REQUEST_ID_HEADER.into(), RefOr::T(request_id_header()));
                     if secured {
                         response
                             .headers
@@ -264,6 +269,16 @@ fn version_header() -> Header {
     HeaderBuilder::new()
         .schema(Some(version_schema()))
         .description(Some("The interface version this server speaks."))
+        .build()
+}
+
+fn request_id_header() -> Header {
+    HeaderBuilder::new()
+        .schema(Some(Object::builder().schema_type(Type::String)))
+        .description(Some(
+            "The request's id: the client's own `x-request-id` when it sent a short token, \
+             else a new one; 5xx bodies repeat it as `requestId`.",
+        ))
         .build()
 }
 

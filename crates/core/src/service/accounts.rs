@@ -1,4 +1,7 @@
 //! Accounts, personal tokens, browser sessions, the command-line login, and authentication.
+//!
+//! Use cases whose arguments hold credentials (tokens, cookies, passwords, login codes) are
+//! instrumented with `skip_all`: their spans name the use case and record none of them.
 
 use serde::{Deserialize, Serialize};
 
@@ -124,15 +127,21 @@ pub struct PageQuery {
 /// `POST /api/auth/cli/token`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct CodeExchange {
-    pub code: String,
-    pub verifier: String,
+    /// The one-time code the login page showed.
+    #[schema(value_type = String)]
+    pub code: Secret,
+    /// The PKCE verifier whose S256 challenge the login page was opened with.
+    #[schema(value_type = String)]
+    pub verifier: Secret,
 }
 
 /// The answer to a successful code exchange: the token value, shown this once.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExchangedToken {
-    pub token: String,
+    /// The token's value, shown this once.
+    #[schema(value_type = String)]
+    pub token: Secret,
     pub token_id: String,
     pub expires_at: String,
     pub scopes: Vec<Scope>,
@@ -170,6 +179,7 @@ pub struct IssuedToken {
 
 impl Service {
     /// Resolves a Bearer value to an actor; anything unusable is 401.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authenticate(&self, presented: &str) -> Result<Actor> {
         if let Some(kind) = self.shared.identify(presented) {
             return Ok(Actor {
@@ -212,6 +222,7 @@ impl Service {
     }
 
     /// Resolves a session cookie to an actor; anything unusable is 401.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authenticate_session(&self, cookie_value: &str) -> Result<Actor> {
         let (session, account) = self
             .store
@@ -235,6 +246,7 @@ impl Service {
     /// Password sign-in for the browser. Every failure reads the same (no account enumeration)
     /// and counts against the address; an unknown email still costs one hash verification, so
     /// timing tells nothing either.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn sign_in(&self, email: &str, password: &str, address: &str) -> Result<SignedIn> {
         let now = self.clock.now();
         self.failed_attempts.check(address, now)?;
@@ -281,6 +293,7 @@ impl Service {
     }
 
     /// Ends a browser session (signing out); an unknown cookie is fine.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn sign_out(&self, cookie_value: &str) -> Result<()> {
         Ok(self
             .store
@@ -340,6 +353,7 @@ impl Service {
 
     /// A personal token made on the owner's settings page (DESIGN.md §2): only a signed-in
     /// browser may make one, so a token can never mint another. Its value is shown once.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_my_token(
         &self,
         actor: &Actor,
@@ -366,6 +380,7 @@ impl Service {
 
     /// The approval step of the command-line login, by a signed-in user: a one-time code bound to
     /// the CLI's PKCE challenge, to be typed into the CLI.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn approve_cli_login(
         &self,
         actor: &Actor,
@@ -402,6 +417,7 @@ impl Service {
 
     /// `POST /api/auth/cli/token`: a code and its PKCE verifier become a personal token. Wrong,
     /// expired or reused codes are 400; too many failures from one address are 429.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn exchange_cli_code(
         &self,
         exchange: CodeExchange,
@@ -420,11 +436,11 @@ impl Service {
 
     async fn redeem(&self, exchange: &CodeExchange, now: Millis) -> Result<ExchangedToken> {
         let refused = || Error::invalid("the code is wrong, expired or already used");
-        let hash = identity::login_code_hash(&exchange.code);
+        let hash = identity::login_code_hash(exchange.code.expose());
         let code = self.store.login_code(&hash).await?.ok_or_else(refused)?;
         let usable = code.used_at.is_none()
             && code.expires_at > now
-            && identity::pkce_verifies(&exchange.verifier, &code.challenge);
+            && identity::pkce_verifies(exchange.verifier.expose(), &code.challenge);
         if !usable {
             return Err(refused());
         }
@@ -449,7 +465,7 @@ impl Service {
             return Err(refused());
         }
         Ok(ExchangedToken {
-            token: value.expose().to_string(),
+            token: value,
             token_id: token.id,
             expires_at: rfc3339(token.expires_at),
             scopes: token.scopes,
@@ -467,6 +483,7 @@ impl Service {
     /// `docreview admin create-user`.
     /// `docreview admin set-password`: gives a member (e.g. an external member an admin
     /// registered) a password for browser sign-in, or replaces theirs.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn set_password(&self, email: &str, password_hash: String) -> Result<Account> {
         let account = self
             .store
@@ -540,6 +557,7 @@ impl Service {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_user(&self, new: NewUser) -> Result<Account> {
         let email = normalize_email(&new.email)?;
         let display_name = new.display_name.trim().to_string();
@@ -576,6 +594,7 @@ impl Service {
     }
 
     /// `docreview admin issue-token`: a personal token for the user with `email`.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn issue_token(
         &self,
         email: &str,

@@ -616,11 +616,10 @@ impl Service {
 
     fn check_html(&self, html: &[u8]) -> Result<()> {
         if html.len() > self.settings.max_html_bytes {
-            return Err(Error::PayloadTooLarge(format!(
-                "the HTML is {} bytes; the limit is {} bytes",
-                html.len(),
-                self.settings.max_html_bytes
-            )));
+            return Err(Error::DocumentTooLarge {
+                bytes: html.len(),
+                limit: self.settings.max_html_bytes,
+            });
         }
         if std::str::from_utf8(html).is_err() {
             return Err(Error::invalid("the HTML must be UTF-8 encoded"));

@@ -4,7 +4,6 @@ use axum::Json;
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use docreview_core::Error;
 use docreview_core::access::Operation;
 use docreview_core::service::{HtmlUpload, VersionMode, VersionUpload};
 
@@ -215,9 +214,7 @@ impl Form {
 
 fn multipart_error(error: &axum::extract::multipart::MultipartError) -> ApiError {
     if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError(Error::PayloadTooLarge(
-            "the upload is larger than this server accepts".into(),
-        ))
+        ApiError::BodyTooLarge("the upload is larger than this server accepts".into())
     } else {
         ApiError::invalid(format!("malformed multipart body: {}", error.body_text()))
     }

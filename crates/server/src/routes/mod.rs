@@ -79,7 +79,7 @@ fn allow(operation: Operation, (schemas, mut paths, method_router): Routes) -> R
             };
             match permitted {
                 Ok(()) => next.run(request).await,
-                Err(error) => ApiError(error).into_response(),
+                Err(error) => ApiError::Core(error).into_response(),
             }
         },
     ));
@@ -109,7 +109,7 @@ async fn readyz(
 ) -> axum::response::Response {
     match state.service.ready().await {
         Ok(()) => "ready".into_response(),
-        Err(error) => crate::error::ApiError(error).into_response(),
+        Err(error) => ApiError::Core(error).into_response(),
     }
 }
 

@@ -128,10 +128,10 @@ fn describe(error: &Error) -> (StatusCode, &'static str, String) {
             "Too many attempts",
             format!("Try again in {retry_after_secs} seconds."),
         ),
-        Error::PayloadTooLarge(message) => (
+        Error::DocumentTooLarge { .. } => (
             StatusCode::PAYLOAD_TOO_LARGE,
             "Too large",
-            capitalized(message),
+            capitalized(&error.to_string()),
         ),
         Error::Unavailable(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
