@@ -230,7 +230,7 @@ fn member_role(
     if account.is_admin || account.id() == owner_id {
         return Some(Role::Owner);
     }
-    let by_project = project_role.map(ProjectRole::document_role);
+    let by_project = project_role.map(project_document_role);
     if account.membership == Membership::External {
         return by_project;
     }
@@ -286,6 +286,14 @@ pub fn require_role(role: Role, needed: Role, what: &str) -> Result<()> {
         Err(Error::forbidden(format!(
             "{what} needs the {needed} role on this document"
         )))
+    }
+}
+
+/// The document role a project role gives on the project's documents (DESIGN.md §3).
+fn project_document_role(role: ProjectRole) -> Role {
+    match role {
+        ProjectRole::Manager | ProjectRole::Editor => Role::Editor,
+        ProjectRole::Viewer => Role::Viewer,
     }
 }
 

@@ -1,21 +1,11 @@
 //! Turning a client's locator into an anchor, and carrying anchors onto a new version.
 
+pub use docreview_api::wire::Locator;
 use docreview_text::{IndexedText, MatchKind, QUOTE_CONTEXT, TextQuote};
-use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::model::{Anchor, AnchorState, Position, Quote, SectionSpec};
 use crate::texts::VersionText;
-
-/// What a client sends to say where a comment belongs (DESIGN.md §4.3).
-#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Locator {
-    pub version_id: Option<String>,
-    pub section_id: Option<String>,
-    pub quote: Option<Quote>,
-    pub position: Option<Position>,
-}
 
 /// Resolves `locator` against the text of version `version_id` (the latest).
 /// `structure` holds the sections supplied at creation for documents without headings.

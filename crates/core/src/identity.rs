@@ -16,39 +16,7 @@ const BODY_LEN: usize = 43;
 const CHECKSUM_LEN: usize = 6;
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-/// A secret that must never be logged: its `Debug` shows nothing of the value.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: String) -> Self {
-        Secret(value)
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(<redacted>)")
-    }
-}
-
-/// Read from a request body (a login code, a PKCE verifier).
-impl<'de> serde::Deserialize<'de> for Secret {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Secret)
-    }
-}
-
-/// Written only into the one answer that hands a new token to its owner.
-impl serde::Serialize for Secret {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
-    }
-}
+pub use docreview_api::secret::Secret;
 
 pub fn sha256(value: &[u8]) -> [u8; 32] {
     Sha256::digest(value).into()
@@ -61,7 +29,7 @@ pub fn mint_personal_token() -> (Secret, [u8; 32]) {
     let body = base62(&random, BODY_LEN);
     let value = format!("{PERSONAL_TOKEN_PREFIX}{body}{}", checksum(&body));
     let hash = sha256(value.as_bytes());
-    (Secret(value), hash)
+    (Secret::new(value), hash)
 }
 
 /// Whether `value` is shaped like a personal token with a valid checksum.
@@ -107,7 +75,7 @@ pub fn mint_session_value() -> (Secret, [u8; 32]) {
     random_bytes(&mut random);
     let value = format!("drs_{}", base62(&random, BODY_LEN));
     let hash = sha256(value.as_bytes());
-    (Secret(value), hash)
+    (Secret::new(value), hash)
 }
 
 /// The CSRF token of a session: derived from the cookie value, so nothing more is stored, and
@@ -141,7 +109,7 @@ pub fn mint_login_code() -> (Secret, [u8; 32]) {
         .collect();
     let hash = sha256(plain.as_bytes());
     let shown = format!("{}-{}", &plain[..CODE_LEN / 2], &plain[CODE_LEN / 2..]);
-    (Secret(shown), hash)
+    (Secret::new(shown), hash)
 }
 
 /// The hash a typed login code is looked up by: case, spaces and dashes do not matter.

@@ -11,7 +11,6 @@ pub mod identity;
 pub mod ids;
 pub mod limit;
 pub mod model;
-pub mod schema;
 pub mod service;
 pub mod store;
 pub mod texts;

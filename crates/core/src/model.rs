@@ -1,141 +1,10 @@
 //! The records docreview keeps, as the core and the stores share them.
 
-use serde::{Deserialize, Serialize};
+pub use docreview_api::wire::{Anchor, Position, Quote, Section, SectionSpec, User};
+pub use docreview_api::words::*;
 
 /// UNIX time in milliseconds.
 pub type Millis = i64;
-
-/// Defines a closed set of words with one spelling shared by JSON, the database and error messages.
-macro_rules! word_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
-
-        impl $name {
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $text),+ }
-            }
-
-            pub fn parse(text: &str) -> Option<Self> {
-                match text { $($text => Some(Self::$variant),)+ _ => None }
-            }
-        }
-
-        // By hand: the derive cannot see the spellings through the macro's `serde` attributes.
-        impl utoipa::PartialSchema for $name {
-            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-                utoipa::openapi::ObjectBuilder::new()
-                    .schema_type(utoipa::openapi::schema::Type::String)
-                    .enum_values(Some([$($text),+]))
-                    .into()
-            }
-        }
-
-        impl utoipa::ToSchema for $name {}
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-word_enum!(Provider { Local => "local", Oidc => "oidc", Service => "service" });
-word_enum!(Membership { Internal => "internal", External => "external" });
-word_enum!(
-    /// `removed`: an external member an admin removed; kept so authorship stays readable, never
-    /// listed, and unable to authenticate (registering the email again brings the row back).
-    UserStatus { Active => "active", Suspended => "suspended", Removed => "removed" }
-);
-word_enum!(AccessMode { Link => "link", Restricted => "restricted" });
-word_enum!(
-    /// A role on one document; later variants include the rights of earlier ones.
-    #[derive(PartialOrd, Ord)]
-    Role { Viewer => "viewer", Editor => "editor", Owner => "owner" }
-);
-word_enum!(
-    /// The roles that sharing can grant (ownership is transferred, never granted).
-    GrantRole { Editor => "editor", Viewer => "viewer" }
-);
-word_enum!(Category {
-    Note => "note",
-    Revise => "revise",
-    Add => "add",
-    Delete => "delete",
-    NeedsReview => "needs_review",
-    Consult => "consult",
-    None => "none",
-});
-word_enum!(CommentStatus { Open => "open", Closed => "closed" });
-word_enum!(RunKind { AiReview => "ai_review", Voice => "voice" });
-word_enum!(RunStatus {
-    Running => "running",
-    Completed => "completed",
-    Failed => "failed",
-    Cancelled => "cancelled",
-});
-word_enum!(AnchorState { Exact => "exact", Fuzzy => "fuzzy", Orphaned => "orphaned" });
-word_enum!(
-    /// A role in a project; later variants include the rights of earlier ones.
-    #[derive(PartialOrd, Ord)]
-    ProjectRole { Viewer => "viewer", Editor => "editor", Manager => "manager" }
-);
-word_enum!(Scope { Docs => "docs", Access => "access", Comments => "comments", Org => "org" });
-word_enum!(
-    /// The three shared tokens configured in the environment.
-    SharedKind { Agent => "agent", Import => "import", Manage => "manage" }
-);
-
-impl GrantRole {
-    pub fn role(self) -> Role {
-        match self {
-            GrantRole::Editor => Role::Editor,
-            GrantRole::Viewer => Role::Viewer,
-        }
-    }
-}
-
-impl ProjectRole {
-    /// The document role a project role gives on the project's documents (DESIGN.md §3).
-    pub fn document_role(self) -> Role {
-        match self {
-            ProjectRole::Manager | ProjectRole::Editor => Role::Editor,
-            ProjectRole::Viewer => Role::Viewer,
-        }
-    }
-}
-
-impl SharedKind {
-    /// The fixed user id of the service principal behind a shared token.
-    pub fn user_id(self) -> &'static str {
-        match self {
-            SharedKind::Agent => "svc_agent",
-            SharedKind::Import => "svc_import",
-            SharedKind::Manage => "svc_manage",
-        }
-    }
-
-    pub fn display_name(self) -> &'static str {
-        match self {
-            SharedKind::Agent => "Agent (shared token)",
-            SharedKind::Import => "Import (shared token)",
-            SharedKind::Manage => "Manage (shared token)",
-        }
-    }
-}
-
-/// The public face of a user, as embedded in comments, replies and events.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct User {
-    pub id: String,
-    pub provider: Provider,
-    pub display_name: String,
-}
 
 /// A user with what the access rules need to know about them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,27 +46,6 @@ impl std::fmt::Debug for TokenRecord {
             .field("expires_at", &self.expires_at)
             .finish_non_exhaustive()
     }
-}
-
-/// A heading section supplied with `review.structure` for documents without headings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct SectionSpec {
-    pub id: String,
-    #[serde(deserialize_with = "crate::schema::whole::required")]
-    #[schema(minimum = 1, maximum = 6)]
-    pub level: u8,
-    pub text: String,
-}
-
-/// One heading section of a version, as `dom-context` returns it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Section {
-    pub id: String,
-    pub level: u8,
-    pub text: String,
-    pub path: Vec<String>,
-    pub start: usize,
-    pub end: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -244,35 +92,6 @@ pub struct VersionRecord {
     pub source_hash: String,
     /// Heading sections of this version's text, computed once when the body is stored.
     pub sections: Vec<Section>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Position {
-    #[serde(deserialize_with = "crate::schema::whole::required")]
-    pub start: usize,
-    #[serde(deserialize_with = "crate::schema::whole::required")]
-    pub end: usize,
-}
-
-/// A W3C-style text quote: the passage and a little context on each side.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Quote {
-    pub exact: String,
-    #[serde(default)]
-    pub prefix: String,
-    #[serde(default)]
-    pub suffix: String,
-}
-
-/// Where a comment is shown, recomputed whenever the document gets a new body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Anchor {
-    pub version_id: String,
-    pub section_id: Option<String>,
-    pub quote: Option<Quote>,
-    pub position: Option<Position>,
-    pub state: AnchorState,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,61 +3,28 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+pub use docreview_api::views::{
+    AccessView, CommentView, EventView, MessageView, ProjectLinkView, ReviewView, RunView,
+    SourceView, VersionView,
+};
 
 use crate::clock::rfc3339;
 use crate::model::{
-    AccessMode, Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord,
-    Millis, ProjectRecord, ProjectRole, Provider, ReviewState, Role, RunKind, RunRecord, RunStatus,
-    StatusEventRecord, User, VersionRecord,
+    CommentRecord, CommentThread, MessageRecord, Millis, ProjectRecord, ProjectRole, Provider,
+    ReviewState, Role, RunRecord, RunStatus, StatusEventRecord, User, VersionRecord,
 };
 
 /// A human comment or reply can be cancelled by its author for this long after writing it.
 pub const UNDO_WINDOW_MS: Millis = 10 * 60 * 1000;
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Review)]
-pub struct ReviewView {
-    pub role: Role,
-    pub review_id: String,
-    pub title: String,
-    pub comments_revision: i64,
-    pub structure_revision: i64,
-    pub comments: Vec<CommentView>,
-    pub ai_review_runs: Vec<RunView>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub source: SourceView,
-    pub tags: Vec<String>,
-    pub archived: bool,
-    pub owner: User,
-    pub access: AccessView,
-    pub latest_version_id: String,
-    #[serde(rename = "_project", skip_serializing_if = "Option::is_none")]
-    pub project: Option<ProjectLinkView>,
-}
-
-/// `_project`: the project a document is linked to, with the caller's role in it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = ProjectLink)]
-pub struct ProjectLinkView {
-    pub code: String,
-    pub name: Option<String>,
-    pub company: Option<String>,
-    pub status: &'static str,
-    pub in_snapshot: bool,
-    pub role: Option<ProjectRole>,
-}
-
-impl ProjectLinkView {
-    pub fn of(project: &ProjectRecord, role: Option<ProjectRole>) -> Self {
+/// `_project` of a document linked to `project`, for a caller holding `role` in it.
+pub fn project_link(project: &ProjectRecord, role: Option<ProjectRole>) -> ProjectLinkView {
+    {
         ProjectLinkView {
             code: project.code.clone(),
             name: project.name.clone(),
             company: project.company.clone(),
-            status: project_status(project),
+            status: project_status(project).to_string(),
             in_snapshot: project.in_snapshot,
             role,
         }
@@ -67,96 +34,6 @@ impl ProjectLinkView {
 /// A project's `status` word.
 pub fn project_status(project: &ProjectRecord) -> &'static str {
     if project.active { "active" } else { "inactive" }
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = Source)]
-pub struct SourceView {
-    pub versions: Vec<VersionView>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Version)]
-pub struct VersionView {
-    pub version_id: String,
-    pub label: String,
-    /// UNIX time in milliseconds.
-    #[schema(value_type = i64)]
-    pub created_at: Millis,
-    pub source_hash: String,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = Access)]
-pub struct AccessView {
-    pub mode: AccessMode,
-}
-
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Comment)]
-pub struct CommentView {
-    pub id: String,
-    pub author: User,
-    pub category: Category,
-    pub status: CommentStatus,
-    pub body: String,
-    pub anchor: Anchor,
-    pub thread: Vec<MessageView>,
-    pub status_events: Vec<EventView>,
-    pub version_id: String,
-    pub created_ts: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub edited_ts: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deleted_ts: Option<String>,
-    pub provisional: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = ThreadMessage)]
-pub struct MessageView {
-    pub id: String,
-    pub author: User,
-    pub body: String,
-    pub created_ts: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub edited_ts: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deleted_ts: Option<String>,
-    pub provisional: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[schema(as = StatusEvent)]
-pub struct EventView {
-    pub seq: i64,
-    pub status: CommentStatus,
-    pub by: User,
-    pub ts: String,
-}
-
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Run)]
-pub struct RunView {
-    pub id: String,
-    pub kind: RunKind,
-    pub status: RunStatus,
-    pub title: String,
-    pub version_id: String,
-    pub comment_ids: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    pub created_ts: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub completed_ts: Option<String>,
 }
 
 /// Who is looking, and when: the inputs of every per-caller field.
@@ -443,7 +320,7 @@ pub fn review_view(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::AnchorState;
+    use crate::model::{Anchor, AnchorState, Category, CommentStatus};
 
     fn comment(author: &str, created_at: Millis, run_id: Option<&str>) -> CommentRecord {
         CommentRecord {

@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+pub use docreview_api::ErrorBody;
 use docreview_core::{AuthFailure, Error};
-use serde::Serialize;
 
 /// A refusal on its way to becoming a response: what a use case said, or what only HTTP knows.
 #[derive(Debug)]
@@ -28,56 +28,31 @@ impl ApiError {
     }
 }
 
-/// The body of every error answer (DESIGN.md §5).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ErrorBody {
-    /// A short machine code; clients branch on this.
-    pub error: &'static str,
-    /// The HTTP status, repeated.
-    pub status: u16,
-    /// For display only.
-    pub message: String,
-    /// On 401: `missing`, `malformed`, `unknown`, `expired`, `revoked` or `suspended`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<&'static str>,
-    /// On 409 `comments revision conflict`: the document's current `commentsRevision`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub current_revision: Option<i64>,
-    /// On 409 `stale_target_version`: the latest version's id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub latest_version_id: Option<String>,
-    /// On 5xx: the request's id (also in `x-request-id`), to find it in the server's log.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
+/// An error body for `status`; a 5xx names the request it answers (`requestId`).
+pub fn error_body(status: StatusCode, error: &str, message: impl Into<String>) -> ErrorBody {
+    ErrorBody {
+        error: error.to_string(),
+        status: status.as_u16(),
+        message: message.into(),
+        reason: None,
+        current_revision: None,
+        latest_version_id: None,
+        request_id: if status.is_server_error() {
+            crate::middleware::current_request_id()
+        } else {
+            None
+        },
+    }
 }
 
-impl ErrorBody {
-    pub fn new(status: StatusCode, error: &'static str, message: impl Into<String>) -> Self {
-        ErrorBody {
-            error,
-            status: status.as_u16(),
-            message: message.into(),
-            reason: None,
-            current_revision: None,
-            latest_version_id: None,
-            request_id: if status.is_server_error() {
-                crate::middleware::current_request_id()
-            } else {
-                None
-            },
-        }
-    }
-
-    fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (status, Json(self)).into_response()
-    }
+fn respond(body: ErrorBody) -> Response {
+    let status = StatusCode::from_u16(body.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(body)).into_response()
 }
 
 /// An error that the core does not know about (routing, media types).
-pub fn error_response(status: StatusCode, code: &'static str, message: &str) -> Response {
-    ErrorBody::new(status, code, message).into_response()
+pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+    respond(error_body(status, code, message))
 }
 
 impl IntoResponse for ApiError {
@@ -130,14 +105,14 @@ impl IntoResponse for ApiError {
             Error::Unavailable(_) => Some(1),
             _ => None,
         };
-        let mut body = ErrorBody::new(status, code, error.to_string());
+        let mut body = error_body(status, code, error.to_string());
         match &error {
-            Error::Unauthorized(failure) => body.reason = Some(failure.as_str()),
+            Error::Unauthorized(failure) => body.reason = Some(failure.as_str().to_string()),
             Error::RevisionConflict { current } => body.current_revision = Some(*current),
             Error::StaleVersion { latest } => body.latest_version_id = Some(latest.clone()),
             _ => {}
         }
-        let mut response = body.into_response();
+        let mut response = respond(body);
         if let Error::Unauthorized(failure) = &error {
             // RFC 6750 §3: no error code when no credential was sent at all.
             let challenge = if *failure == AuthFailure::Missing {
@@ -186,18 +161,18 @@ pub fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Respon
 mod tests {
     use axum::http::StatusCode;
 
-    use super::ErrorBody;
+    use super::error_body;
 
     #[tokio::test]
     async fn only_server_errors_carry_the_request_id() {
         let (failed, refused) = crate::middleware::tests::in_request("req-1", async {
             (
-                ErrorBody::new(
+                error_body(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "internal",
                     "internal error",
                 ),
-                ErrorBody::new(StatusCode::BAD_REQUEST, "invalid_request", "bad"),
+                error_body(StatusCode::BAD_REQUEST, "invalid_request", "bad"),
             )
         })
         .await;

@@ -3,7 +3,8 @@
 //! Use cases whose arguments hold credentials (tokens, cookies, passwords, login codes) are
 //! instrumented with `skip_all`: their spans name the use case and record none of them.
 
-use serde::{Deserialize, Serialize};
+use docreview_api::requests::*;
+use docreview_api::views::*;
 
 use super::{Service, check_length, page};
 use crate::access::{self, Actor, Credential, Operation};
@@ -28,123 +29,30 @@ pub const LOGIN_CODE_LIFETIME_MS: Millis = 10 * 60 * 1000;
 /// Failed sign-ins and code exchanges allowed per address and minute (then 429).
 pub const MAX_FAILURES_PER_MINUTE: usize = 10;
 
-/// `GET /api/me`.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = Me)]
-pub struct MeView {
-    pub user: MemberView,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub token: Option<CurrentTokenView>,
-}
-
-/// A member as the organization and account endpoints show them: the public `User` plus email,
-/// membership, status and admin flag.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Member)]
-pub struct MemberView {
-    pub id: String,
-    pub provider: Provider,
-    pub display_name: String,
-    pub email: String,
-    pub membership: Membership,
-    pub status: UserStatus,
-    pub is_admin: bool,
-    pub created_at: String,
-}
-
-impl MemberView {
-    pub fn of(account: &Account) -> Self {
-        MemberView {
-            id: account.user.id.clone(),
-            provider: account.user.provider,
-            display_name: account.user.display_name.clone(),
-            email: account.email.clone(),
-            membership: account.membership,
-            status: account.status,
-            is_admin: account.is_admin,
-            created_at: rfc3339(account.created_at),
-        }
+/// A member as the organization endpoints show them.
+pub fn member_view(account: &Account) -> MemberView {
+    MemberView {
+        id: account.user.id.clone(),
+        provider: account.user.provider,
+        display_name: account.user.display_name.clone(),
+        email: account.email.clone(),
+        membership: account.membership,
+        status: account.status,
+        is_admin: account.is_admin,
+        created_at: rfc3339(account.created_at),
     }
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = CurrentToken)]
-pub struct CurrentTokenView {
-    pub id: String,
-    pub scopes: Vec<Scope>,
-    pub expires_at: String,
-}
-
-/// A personal token's record, never its value.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Token)]
-pub struct TokenView {
-    pub id: String,
-    pub name: String,
-    pub scopes: Vec<Scope>,
-    pub created_at: String,
-    pub expires_at: String,
-    pub last_used_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<String>,
-}
-
-impl TokenView {
-    fn of(token: &TokenRecord) -> Self {
-        TokenView {
-            id: token.id.clone(),
-            name: token.name.clone(),
-            scopes: token.scopes.clone(),
-            created_at: rfc3339(token.created_at),
-            expires_at: rfc3339(token.expires_at),
-            last_used_at: token.last_used_at.map(rfc3339),
-            revoked_at: token.revoked_at.map(rfc3339),
-        }
+fn token_view(token: &TokenRecord) -> TokenView {
+    TokenView {
+        id: token.id.clone(),
+        name: token.name.clone(),
+        scopes: token.scopes.clone(),
+        created_at: rfc3339(token.created_at),
+        expires_at: rfc3339(token.expires_at),
+        last_used_at: token.last_used_at.map(rfc3339),
+        revoked_at: token.revoked_at.map(rfc3339),
     }
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenList {
-    pub tokens: Vec<TokenView>,
-    pub next_cursor: Option<String>,
-}
-
-/// `limit` and `cursor` of a list endpoint.
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct PageQuery {
-    /// How many to return, 1 to 200.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<usize>,
-    /// `nextCursor` of the previous page.
-    pub cursor: Option<String>,
-}
-
-/// `POST /api/auth/cli/token`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-pub struct CodeExchange {
-    /// The one-time code the login page showed.
-    #[schema(value_type = String)]
-    pub code: Secret,
-    /// The PKCE verifier whose S256 challenge the login page was opened with.
-    #[schema(value_type = String)]
-    pub verifier: Secret,
-}
-
-/// The answer to a successful code exchange: the token value, shown this once.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ExchangedToken {
-    /// The token's value, shown this once.
-    #[schema(value_type = String)]
-    pub token: Secret,
-    pub token_id: String,
-    pub expires_at: String,
-    pub scopes: Vec<Scope>,
 }
 
 /// What the approval page asks for on behalf of the CLI.
@@ -317,7 +225,7 @@ impl Service {
             _ => None,
         };
         Ok(MeView {
-            user: MemberView::of(&actor.account),
+            user: member_view(&actor.account),
             token,
         })
     }
@@ -328,7 +236,7 @@ impl Service {
         let tokens = self.store.tokens_of(actor.id()).await?;
         let (tokens, next_cursor) = page::by_offset(tokens, query.limit, query.cursor.as_deref())?;
         Ok(TokenList {
-            tokens: tokens.iter().map(TokenView::of).collect(),
+            tokens: tokens.iter().map(token_view).collect(),
             next_cursor,
         })
     }
@@ -348,7 +256,7 @@ impl Service {
             return Err(Error::NotFound("token"));
         }
         token.revoked_at = Some(now);
-        Ok(TokenView::of(&token))
+        Ok(token_view(&token))
     }
 
     /// A personal token made on the owner's settings page (DESIGN.md §2): only a signed-in

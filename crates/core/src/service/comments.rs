@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use docreview_api::requests::*;
+use docreview_api::views::*;
 
 use super::{Service, check_base, check_length, retrying};
 use crate::access::{self, Actor, Operation};
@@ -15,86 +16,11 @@ use crate::model::{
 };
 use crate::store::CommentsWrite;
 use crate::texts::VersionText;
-use crate::view::{self, CommentView, EventView, MessageView, Users, Viewer};
+use crate::view::{self, CommentView, Users, Viewer};
 
 const MAX_BODY: usize = 20_000;
 /// How far an ambiguous quote's occurrences are counted (enough to say "many").
 const AMBIGUITY_COUNT_LIMIT: usize = 1_000;
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NewComment {
-    #[schema(min_length = 1, max_length = 20000)]
-    pub body: String,
-    pub category: Option<Category>,
-    pub locator: Option<Locator>,
-    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
-    pub base_comments_revision: Option<i64>,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NewReply {
-    #[schema(min_length = 1, max_length = 20000)]
-    pub body: String,
-    /// Writes the reply inside a running run (provisional until the run completes).
-    pub run_id: Option<String>,
-    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
-    pub base_comments_revision: Option<i64>,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TextEdit {
-    #[schema(min_length = 1, max_length = 20000)]
-    pub body: String,
-    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
-    pub base_comments_revision: Option<i64>,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Reanchor {
-    pub locator: Locator,
-    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
-    pub base_comments_revision: Option<i64>,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StatusChange {
-    pub status: CommentStatus,
-    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
-    pub base_comments_revision: Option<i64>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CommentWritten {
-    pub comment: CommentView,
-    pub comments_revision: i64,
-    /// Set when the quote occurs more than once and nothing (prefix, suffix, position) said
-    /// which occurrence was meant: how many there are (counted up to 1,000). The first was
-    /// taken; clients can warn and send context.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub quote_matches: Option<usize>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ReplyWritten {
-    pub comment: CommentView,
-    pub message: MessageView,
-    pub comments_revision: i64,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StatusWritten {
-    pub comment: CommentView,
-    pub event: EventView,
-    pub comments_revision: i64,
-}
 
 impl Service {
     pub async fn add_comment(

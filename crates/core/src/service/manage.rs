@@ -1,6 +1,7 @@
 //! Managing a document: title, tags and archive flag, sharing, ownership, deletion.
 
-use serde::{Deserialize, Serialize};
+use docreview_api::requests::*;
+use docreview_api::views::*;
 
 use super::reviews::normalize_tags;
 use super::{Service, accounts::normalize_email, check_length};
@@ -12,55 +13,6 @@ use crate::view::ReviewView;
 
 /// A document may be shared with at most this many people by email.
 const MAX_ALLOWED_USERS: usize = 500;
-
-/// `PATCH …/title`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-pub struct TitleChange {
-    #[schema(value_type = crate::schema::Title)]
-    pub title: String,
-}
-
-/// `PATCH …/meta`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-pub struct MetaChange {
-    /// Replaces the tags (at most 32).
-    #[schema(value_type = Option<Vec<crate::schema::Tag>>, max_items = 32)]
-    pub tags: Option<Vec<String>>,
-    pub archived: Option<bool>,
-}
-
-/// `PATCH …/access`; `allowedUsers` replaces the whole list.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(min_properties = 1)]
-pub struct SharingChange {
-    pub mode: Option<AccessMode>,
-    pub allowed_users: Option<Vec<AllowedUserEntry>>,
-}
-
-/// One person a document is shared with, by email.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct AllowedUserEntry {
-    #[schema(value_type = crate::schema::Email)]
-    pub email: String,
-    pub role: GrantRole,
-}
-
-/// `GET …/access` and the answer to `PATCH …/access`.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Sharing)]
-pub struct SharingView {
-    pub mode: AccessMode,
-    pub allowed_users: Vec<AllowedUserEntry>,
-}
-
-/// `PUT …/owner`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-pub struct OwnerChange {
-    #[schema(value_type = crate::schema::Email)]
-    pub email: String,
-}
 
 impl Service {
     /// `PATCH /api/reviews/{id}/title` (editor).

@@ -14,30 +14,16 @@ mod versions;
 
 use std::sync::Arc;
 
-pub use accounts::{
-    CliLoginRequest, CodeExchange, ExchangedToken, IssuedToken, MeView, MemberView, NewUser,
-    PageQuery, SignedIn, TokenList, TokenView, service_account,
+pub use accounts::{CliLoginRequest, IssuedToken, NewUser, SignedIn, service_account};
+pub use docreview_api::requests::*;
+pub use docreview_api::views::{
+    AdminList, AllowedUserEntry, CommentResult, CommentResults, CommentWritten, CurrentTokenView,
+    DocResult, DocResults, DomContext, ExchangedToken, MeView, MemberList, MemberView, ProjectList,
+    ProjectRoleView, ProjectRoles, ProjectView, ReplyWritten, ReviewList, ReviewSummaryView,
+    SharingView, StatusWritten, TokenList, TokenView,
 };
-pub use comments::{
-    CommentWritten, NewComment, NewReply, Reanchor, ReplyWritten, StatusChange, StatusWritten,
-    TextEdit,
-};
-pub use manage::{
-    AllowedUserEntry, MetaChange, OwnerChange, SharingChange, SharingView, TitleChange,
-};
-pub use org::{AdminList, MemberChange, MemberList, MemberRef, MemberStatus, NewMember};
-pub use projects::{
-    ProjectList, ProjectRoleView, ProjectRoles, ProjectSnapshot, ProjectView, RoleGrant,
-    RoleRevocation, RolesChange, SnapshotProject, SnapshotStatus,
-};
-pub use reviews::{
-    CreateReview, DomContext, HtmlUpload, ListQuery, ReviewList, ReviewSummaryView, VersionMode,
-    VersionUpload,
-};
-pub use runs::{FinishRun, StartRun};
-pub use search::{
-    CommentResult, CommentResults, CommentSearchQuery, DocResult, DocResults, DocSearchQuery,
-};
+pub use projects::{ProjectSnapshot, SnapshotProject, SnapshotStatus};
+pub use reviews::{HtmlUpload, VersionMode, VersionUpload};
 pub use versions::{TextChange, TextChangeKind, VersionCounts};
 
 use crate::access::{self, Actor};

@@ -1,65 +1,16 @@
 //! The organization: members (registering external ones, suspending, removing) and
 //! administrators. Only org admins may call these; writes need the `org` scope.
 
-use serde::{Deserialize, Serialize};
+use docreview_api::requests::*;
+use docreview_api::views::*;
 
-use super::accounts::{MemberView, PageQuery, normalize_email};
+use super::accounts::{member_view, normalize_email};
 use super::{Service, check_length, page};
 use crate::access::{self, Actor, Operation};
 use crate::error::{Error, Result};
 use crate::ids::new_id;
 use crate::model::{Account, Membership, Provider, User, UserStatus};
 use crate::store::{MemberQuery, StoreError};
-
-/// `POST /api/org/members`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NewMember {
-    #[schema(value_type = crate::schema::Email)]
-    pub email: String,
-    #[schema(value_type = crate::schema::DisplayName)]
-    pub display_name: String,
-}
-
-/// `PATCH /api/org/members`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MemberChange {
-    #[schema(value_type = crate::schema::Email)]
-    pub email: String,
-    pub status: Option<MemberStatus>,
-    #[schema(value_type = Option<crate::schema::DisplayName>)]
-    pub display_name: Option<String>,
-}
-
-/// The statuses an admin may set (removal is `DELETE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum MemberStatus {
-    Active,
-    Suspended,
-}
-
-/// A member named by email (`DELETE /api/org/members`, `PUT`/`DELETE /api/org/admins`).
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-pub struct MemberRef {
-    #[schema(value_type = crate::schema::Email)]
-    pub email: String,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MemberList {
-    pub members: Vec<MemberView>,
-    pub next_cursor: Option<String>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AdminList {
-    pub admins: Vec<MemberView>,
-    pub next_cursor: Option<String>,
-}
 
 impl Service {
     /// `GET /api/org/members`, ordered by email.
@@ -100,7 +51,7 @@ impl Service {
                     ..account
                 };
                 self.store.update_account(account.clone()).await?;
-                Ok(MemberView::of(&account))
+                Ok(member_view(&account))
             }
             Some(_) => Err(Error::AlreadyExists(format!("{email} is a member already"))),
             None => {
@@ -118,7 +69,7 @@ impl Service {
                     created_at: now,
                 };
                 match self.store.create_account(account.clone(), None).await {
-                    Ok(()) => Ok(MemberView::of(&account)),
+                    Ok(()) => Ok(member_view(&account)),
                     Err(StoreError::AlreadyExists(_)) => Err(Error::AlreadyExists(format!(
                         "{} is a member already",
                         account.email
@@ -151,7 +102,7 @@ impl Service {
             None => {}
         }
         self.store.update_account(account.clone()).await?;
-        Ok(MemberView::of(&account))
+        Ok(member_view(&account))
     }
 
     /// `DELETE /api/org/members`: removes an external member; their tokens, sessions and project
@@ -169,7 +120,7 @@ impl Service {
             .await?;
         account.status = UserStatus::Removed;
         account.is_admin = false;
-        Ok(MemberView::of(&account))
+        Ok(member_view(&account))
     }
 
     /// `PUT /api/org/admins`: makes an active internal member an administrator (idempotent).
@@ -191,7 +142,7 @@ impl Service {
             account.is_admin = true;
             self.store.update_account(account.clone()).await?;
         }
-        Ok(MemberView::of(&account))
+        Ok(member_view(&account))
     }
 
     /// `DELETE /api/org/admins`: the organization keeps at least one administrator.
@@ -199,13 +150,13 @@ impl Service {
         require_admin(actor, Operation::OrgWrite)?;
         let mut account = self.member(&member.email).await?;
         if !account.is_admin {
-            return Ok(MemberView::of(&account));
+            return Ok(member_view(&account));
         }
         // The store refuses to take the last active administrator away (`LastAdmin`), checked
         // atomically with the write.
         account.is_admin = false;
         self.store.update_account(account.clone()).await?;
-        Ok(MemberView::of(&account))
+        Ok(member_view(&account))
     }
 
     async fn members_page(
@@ -226,7 +177,7 @@ impl Service {
             })
             .await?;
         let (rows, next) = page::trim_keyset_page(rows, limit, |account| account.email.clone());
-        Ok((rows.iter().map(MemberView::of).collect(), next))
+        Ok((rows.iter().map(member_view).collect(), next))
     }
 
     /// A member by email: 404 for an unknown, removed or service account.

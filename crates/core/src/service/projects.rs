@@ -1,9 +1,11 @@
 //! Projects (cases of the upstream register): the snapshot import, listing, roles, and linking
 //! documents to them (DESIGN.md §4.5).
 
-use serde::{Deserialize, Serialize};
+use docreview_api::requests::*;
+use docreview_api::views::*;
+use serde::Deserialize;
 
-use super::accounts::{MemberView, PageQuery, normalize_email};
+use super::accounts::{member_view, normalize_email};
 use super::{Service, check_length, page};
 use crate::access::{self, Actor, Credential, Operation};
 use crate::error::{Error, Result};
@@ -40,64 +42,6 @@ pub struct SnapshotProject {
 pub enum SnapshotStatus {
     Active,
     Inactive,
-}
-
-/// A project as `GET /api/projects` lists it, with the caller's role.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Project)]
-pub struct ProjectView {
-    pub code: String,
-    pub name: Option<String>,
-    pub company: Option<String>,
-    pub status: &'static str,
-    pub in_snapshot: bool,
-    pub role: Option<ProjectRole>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ProjectList {
-    pub projects: Vec<ProjectView>,
-    pub next_cursor: Option<String>,
-}
-
-/// `GET /api/projects/{code}/roles` and the answer to `PATCH`.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ProjectRoles {
-    pub project: ProjectView,
-    pub roles: Vec<ProjectRoleView>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = ProjectRoleEntry)]
-pub struct ProjectRoleView {
-    pub user: MemberView,
-    pub email: String,
-    pub role: ProjectRole,
-}
-
-/// `PATCH /api/projects/{code}/roles`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[schema(min_properties = 1)]
-pub struct RolesChange {
-    #[serde(default)]
-    pub add: Vec<RoleGrant>,
-    #[serde(default)]
-    pub remove: Vec<RoleRevocation>,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-pub struct RoleGrant {
-    #[schema(value_type = crate::schema::Email)]
-    pub email: String,
-    pub role: ProjectRole,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-pub struct RoleRevocation {
-    #[schema(value_type = crate::schema::Email)]
-    pub email: String,
 }
 
 impl Service {
@@ -341,7 +285,7 @@ impl Service {
             roles: members
                 .iter()
                 .map(|member| ProjectRoleView {
-                    user: MemberView::of(&member.account),
+                    user: member_view(&member.account),
                     email: member.account.email.clone(),
                     role: member.role,
                 })
@@ -380,7 +324,7 @@ fn project_view(project: &ProjectRecord, role: Option<ProjectRole>) -> ProjectVi
         code: project.code.clone(),
         name: project.name.clone(),
         company: project.company.clone(),
-        status: project_status(project),
+        status: project_status(project).to_string(),
         in_snapshot: project.in_snapshot,
         role,
     }

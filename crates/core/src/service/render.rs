@@ -118,7 +118,7 @@ impl Service {
                 .store
                 .project(code)
                 .await?
-                .map(|project| ProjectLinkView::of(&project, project_role)),
+                .map(|project| view::project_link(&project, project_role)),
             None => None,
         };
         let current = Stamp::of(&head.review);

@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use docreview_api::requests::*;
+use docreview_api::views::*;
 
-use super::manage::{AllowedUserEntry, grants_of};
+use super::manage::grants_of;
 use super::{Service, check_length, page, parse_html};
 use crate::access::{self, Actor, Operation};
 use crate::anchor;
@@ -13,57 +14,15 @@ use crate::error::{Error, Result};
 use crate::ids::{is_valid_client_review_id, new_id};
 use crate::model::{
     AccessGrant, AccessMode, Membership, Millis, ProjectRole, ReviewRecord, ReviewState,
-    ReviewSummaryRecord, Role, Scope, Section, SectionSpec, User, VersionRecord,
+    ReviewSummaryRecord, Role, Scope, Section, SectionSpec, VersionRecord,
 };
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite};
 use crate::texts::source_hash;
-use crate::view::{self, ProjectLinkView, ReviewView, Viewer};
+use crate::view::{self, ReviewView, Viewer};
 
 const MAX_TAGS: usize = 32;
 /// Ids that would be shadowed by a route under `/api/reviews/`.
 const RESERVED_REVIEW_IDS: &[&str] = &["import-html"];
-
-/// `POST /api/reviews`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CreateReview {
-    pub review: ReviewInput,
-    /// A project code; then the server makes the document's id (send no `review.reviewId`).
-    #[schema(pattern = "^[A-Z0-9][A-Z0-9-]{0,31}$")]
-    pub project: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ReviewInput {
-    pub review_id: Option<String>,
-    #[schema(value_type = Option<crate::schema::Title>)]
-    pub title: Option<String>,
-    pub source: Option<SourceInput>,
-    pub access: Option<AccessInput>,
-    pub structure: Option<StructureInput>,
-    #[schema(value_type = Option<Vec<crate::schema::Tag>>, max_items = 32)]
-    pub tags: Option<Vec<String>>,
-}
-
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-pub struct SourceInput {
-    pub html: Option<String>,
-    #[schema(min_length = 1, max_length = 100)]
-    pub label: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AccessInput {
-    pub mode: Option<AccessMode>,
-    pub allowed_users: Option<Vec<AllowedUserEntry>>,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-pub struct StructureInput {
-    pub sections: Vec<SectionSpec>,
-}
 
 /// `POST /api/reviews/import-html`.
 #[derive(Debug, Default)]
@@ -91,86 +50,33 @@ pub struct VersionUpload {
     pub base_version_id: Option<String>,
 }
 
-/// `GET /api/reviews` query.
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ListQuery {
-    pub q: Option<String>,
-    pub tag: Option<String>,
-    pub archived: Option<bool>,
-    pub project: Option<String>,
-    pub owner: Option<String>,
-    /// How many to return, 1 to 200.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<usize>,
-    /// `nextCursor` of the previous page.
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ReviewList {
-    pub reviews: Vec<ReviewSummaryView>,
-    pub next_cursor: Option<String>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = ReviewSummary)]
-pub struct ReviewSummaryView {
-    pub review_id: String,
-    pub title: String,
-    pub tags: Vec<String>,
-    pub archived: bool,
-    pub owner: User,
-    pub role: Role,
-    pub created_at: String,
-    pub updated_at: String,
-    pub latest_version_id: String,
-    pub comment_count: i64,
-    pub open_comment_count: i64,
-    #[serde(rename = "_project", skip_serializing_if = "Option::is_none")]
-    pub project: Option<ProjectLinkView>,
-}
-
-impl ReviewSummaryView {
-    /// A list or search row as the caller sees it; `None` when they cannot see it at all.
-    pub(crate) fn of(actor: &Actor, row: ReviewSummaryRecord) -> Option<Self> {
-        let review = row.review;
-        let role = access::role_with_grant(
-            actor,
-            &review.owner_id,
-            review.access_mode,
-            row.grant,
-            row.project_role,
-        )?;
-        Some(ReviewSummaryView {
-            review_id: review.id,
-            title: review.title,
-            tags: review.tags,
-            archived: review.archived,
-            owner: row.owner,
-            role,
-            created_at: rfc3339(review.created_at),
-            updated_at: rfc3339(review.updated_at),
-            latest_version_id: review.latest_version_id,
-            comment_count: row.comment_count,
-            open_comment_count: row.open_comment_count,
-            project: row
-                .project
-                .as_ref()
-                .map(|project| ProjectLinkView::of(project, row.project_role)),
-        })
-    }
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DomContext {
-    pub review_id: String,
-    pub version_id: String,
-    pub structure_revision: i64,
-    pub sections: Vec<Section>,
+/// A list or search row as the caller sees it; `None` when they cannot see it at all.
+pub(crate) fn review_summary(actor: &Actor, row: ReviewSummaryRecord) -> Option<ReviewSummaryView> {
+    let review = row.review;
+    let role = access::role_with_grant(
+        actor,
+        &review.owner_id,
+        review.access_mode,
+        row.grant,
+        row.project_role,
+    )?;
+    Some(ReviewSummaryView {
+        review_id: review.id,
+        title: review.title,
+        tags: review.tags,
+        archived: review.archived,
+        owner: row.owner,
+        role,
+        created_at: rfc3339(review.created_at),
+        updated_at: rfc3339(review.updated_at),
+        latest_version_id: review.latest_version_id,
+        comment_count: row.comment_count,
+        open_comment_count: row.open_comment_count,
+        project: row
+            .project
+            .as_ref()
+            .map(|project| view::project_link(project, row.project_role)),
+    })
 }
 
 /// What a new document is made of, whichever way it arrived.
@@ -406,7 +312,7 @@ impl Service {
         let project = state
             .project
             .as_ref()
-            .map(|project| ProjectLinkView::of(project, project_role));
+            .map(|project| view::project_link(project, project_role));
         view::review_view(state, role, project, &viewer)
     }
 
@@ -445,7 +351,7 @@ impl Service {
         let reviews = rows
             .into_iter()
             .take(limit)
-            .filter_map(|row| ReviewSummaryView::of(actor, row))
+            .filter_map(|row| review_summary(actor, row))
             .collect();
         let next_cursor = if more {
             last_key.map(|(at, id)| encode_cursor(at, &id))

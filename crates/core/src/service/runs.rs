@@ -1,6 +1,7 @@
 //! Agent runs: their comments stay provisional until the run completes, and vanish if it fails.
 
-use serde::Deserialize;
+use docreview_api::requests::*;
+use docreview_api::views::*;
 
 use super::{Service, check_base, check_length, retrying};
 use crate::access::{self, Actor, Operation};
@@ -10,31 +11,8 @@ use crate::model::{Role, RunKind, RunRecord, RunStatus};
 use crate::store::CommentsWrite;
 use crate::view::{self, RunView};
 
-use super::comments::{CommentWritten, NewComment};
-
 /// A run left running this long is failed by the sweeper.
 pub const RUN_TIMEOUT_MS: i64 = 24 * 60 * 60 * 1000;
-
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StartRun {
-    pub kind: Option<RunKind>,
-    #[schema(min_length = 1, max_length = 300)]
-    pub title: Option<String>,
-    pub version_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct FinishRun {
-    /// `completed`, `failed` or `cancelled`.
-    #[schema(value_type = String, pattern = "^(completed|failed|cancelled)$")]
-    pub status: RunStatus,
-    #[schema(max_length = 20000)]
-    pub summary: Option<String>,
-    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
-    pub base_comments_revision: Option<i64>,
-}
 
 impl Service {
     pub async fn start_run(

@@ -4,14 +4,14 @@
 //! (`deploy` finds `deployment`), `"quoted words"` match that phrase exactly, and every part must
 //! match. Snippets come back as HTML: the text is escaped and matches are wrapped in `<mark>`.
 
-use serde::{Deserialize, Serialize};
+use docreview_api::requests::*;
+use docreview_api::views::*;
 
-use super::reviews::ReviewSummaryView;
+use super::reviews::review_summary;
 use super::{Service, page};
 use crate::access::{self, Actor, Operation};
 use crate::clock::rfc3339;
 use crate::error::{Error, Result};
-use crate::model::{Category, CommentStatus, User};
 use crate::store::{
     CommentSearch, MATCH_END, MATCH_START, ReviewSearch, SEARCH_COMMENT_WINDOW,
     SEARCH_DOCUMENT_WINDOW, SearchQuery, SearchTerm,
@@ -20,79 +20,6 @@ use crate::store::{
 /// A query may hold at most this many words, each at most this long.
 const MAX_WORDS: usize = 16;
 const MAX_WORD_CHARS: usize = 64;
-
-/// `GET /api/search/comments`.
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase")]
-pub struct CommentSearchQuery {
-    /// Words to find (1 to 16, of letters or digits), each a prefix; `"…"` for a phrase.
-    #[param(required = true, min_length = 1)]
-    pub q: Option<String>,
-    pub status: Option<CommentStatus>,
-    pub category: Option<Category>,
-    pub review_id: Option<String>,
-    /// How many to return, 1 to 200.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<usize>,
-    /// `nextCursor` of the previous page.
-    pub cursor: Option<String>,
-}
-
-/// `GET /api/search/docs`.
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct DocSearchQuery {
-    /// Words to find (1 to 16, of letters or digits), each a prefix; `"…"` for a phrase.
-    #[param(required = true, min_length = 1)]
-    pub q: Option<String>,
-    /// How many to return, 1 to 200.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<usize>,
-    /// `nextCursor` of the previous page.
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CommentResults {
-    pub results: Vec<CommentResult>,
-    pub next_cursor: Option<String>,
-}
-
-/// A matching comment, or a matching reply (`messageId` set) with its comment's status and
-/// category.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CommentResult {
-    pub review_id: String,
-    pub review_title: String,
-    pub comment_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message_id: Option<String>,
-    pub author: User,
-    pub category: Category,
-    pub status: CommentStatus,
-    pub created_ts: String,
-    /// HTML: escaped text with matches in `<mark>`.
-    pub snippet: String,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DocResults {
-    pub results: Vec<DocResult>,
-    pub next_cursor: Option<String>,
-}
-
-/// A matching document: its list summary plus a snippet.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DocResult {
-    #[serde(flatten)]
-    pub review: ReviewSummaryView,
-    /// HTML: escaped text with matches in `<mark>`.
-    pub snippet: String,
-}
 
 impl Service {
     pub async fn search_comments(
@@ -168,8 +95,7 @@ impl Service {
                 .into_iter()
                 .filter_map(|hit| {
                     let snippet = snippet_html(&hit.snippet);
-                    ReviewSummaryView::of(actor, hit.summary)
-                        .map(|review| DocResult { review, snippet })
+                    review_summary(actor, hit.summary).map(|review| DocResult { review, snippet })
                 })
                 .collect(),
             next_cursor,

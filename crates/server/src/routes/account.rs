@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use docreview_api::{MeView, PageQuery, TokenList, TokenView};
 use docreview_core::access::Operation;
-use docreview_core::service::{MeView, PageQuery, TokenList, TokenView};
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::FromRequest;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::response::{IntoResponse, Response};
-use docreview_core::service::{CodeExchange, ExchangedToken};
+use docreview_api::{CodeExchange, ExchangedToken};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

@@ -4,11 +4,11 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use docreview_core::access::Operation;
-use docreview_core::service::{
+use docreview_api::{
     CommentWritten, NewComment, NewReply, Reanchor, ReplyWritten, StatusChange, StatusWritten,
     TextEdit,
 };
+use docreview_core::access::Operation;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

@@ -4,8 +4,8 @@ use std::convert::Infallible;
 
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
+use docreview_api::events::ReviewEvent;
 use docreview_core::access::Operation;
-use docreview_core::events::ReviewEvent;
 use futures_util::{Stream, StreamExt, stream};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -21,7 +21,7 @@ use utoipa_axum::routes;
 #[allow(dead_code)] // Describes what `to_sse` writes.
 struct EventMessage {
     /// What changed: `review`, `comments` or `version`.
-    event: docreview_core::events::EventKind,
+    event: docreview_api::events::EventKind,
     /// A `ReviewEvent`, as JSON.
     #[schema(content_media_type = "application/json")]
     data: String,

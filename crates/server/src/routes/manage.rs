@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use docreview_api::{MetaChange, OwnerChange, SharingChange, SharingView, TitleChange};
 use docreview_core::access::Operation;
-use docreview_core::service::{MetaChange, OwnerChange, SharingChange, SharingView, TitleChange};
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

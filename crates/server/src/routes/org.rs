@@ -4,10 +4,10 @@ use axum::Json;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use docreview_core::access::Operation;
-use docreview_core::service::{
+use docreview_api::{
     AdminList, MemberChange, MemberList, MemberRef, MemberView, NewMember, PageQuery,
 };
+use docreview_core::access::Operation;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

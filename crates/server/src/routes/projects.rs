@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use docreview_api::{PageQuery, ProjectList, ProjectRoles, RolesChange};
 use docreview_core::access::Operation;
-use docreview_core::service::{PageQuery, ProjectList, ProjectRoles, RolesChange};
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use docreview_api::{CommentResults, CommentSearchQuery, DocResults, DocSearchQuery};
 use docreview_core::access::Operation;
-use docreview_core::service::{CommentResults, CommentSearchQuery, DocResults, DocSearchQuery};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

@@ -1,0 +1,279 @@
+//! What the API reads: request bodies and query parameters.
+
+use serde::{Deserialize, Serialize};
+
+use crate::secret::Secret;
+use crate::views::AllowedUserEntry;
+use crate::wire::{Locator, SectionSpec};
+use crate::words::*;
+
+/// `limit` and `cursor` of a list endpoint.
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// How many to return, 1 to 200.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// `POST /api/auth/cli/token`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct CodeExchange {
+    /// The one-time code the login page showed.
+    #[schema(value_type = String)]
+    pub code: Secret,
+    /// The PKCE verifier whose S256 challenge the login page was opened with.
+    #[schema(value_type = String)]
+    pub verifier: Secret,
+}
+
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewComment {
+    #[schema(min_length = 1, max_length = 20000)]
+    pub body: String,
+    pub category: Option<Category>,
+    pub locator: Option<Locator>,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_comments_revision: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewReply {
+    #[schema(min_length = 1, max_length = 20000)]
+    pub body: String,
+    /// Writes the reply inside a running run (provisional until the run completes).
+    pub run_id: Option<String>,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_comments_revision: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TextEdit {
+    #[schema(min_length = 1, max_length = 20000)]
+    pub body: String,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_comments_revision: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Reanchor {
+    pub locator: Locator,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_comments_revision: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusChange {
+    pub status: CommentStatus,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_comments_revision: Option<i64>,
+}
+
+/// `PATCH …/title`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct TitleChange {
+    #[schema(value_type = crate::schema::Title)]
+    pub title: String,
+}
+
+/// `PATCH …/meta`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct MetaChange {
+    /// Replaces the tags (at most 32).
+    #[schema(value_type = Option<Vec<crate::schema::Tag>>, max_items = 32)]
+    pub tags: Option<Vec<String>>,
+    pub archived: Option<bool>,
+}
+
+/// `PATCH …/access`; `allowedUsers` replaces the whole list.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(min_properties = 1)]
+pub struct SharingChange {
+    pub mode: Option<AccessMode>,
+    pub allowed_users: Option<Vec<AllowedUserEntry>>,
+}
+
+/// `PUT …/owner`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct OwnerChange {
+    #[schema(value_type = crate::schema::Email)]
+    pub email: String,
+}
+
+/// `POST /api/org/members`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewMember {
+    #[schema(value_type = crate::schema::Email)]
+    pub email: String,
+    #[schema(value_type = crate::schema::DisplayName)]
+    pub display_name: String,
+}
+
+/// `PATCH /api/org/members`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberChange {
+    #[schema(value_type = crate::schema::Email)]
+    pub email: String,
+    pub status: Option<MemberStatus>,
+    #[schema(value_type = Option<crate::schema::DisplayName>)]
+    pub display_name: Option<String>,
+}
+
+/// The statuses an admin may set (removal is `DELETE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MemberStatus {
+    Active,
+    Suspended,
+}
+
+/// A member named by email (`DELETE /api/org/members`, `PUT`/`DELETE /api/org/admins`).
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct MemberRef {
+    #[schema(value_type = crate::schema::Email)]
+    pub email: String,
+}
+
+/// `PATCH /api/projects/{code}/roles`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[schema(min_properties = 1)]
+pub struct RolesChange {
+    #[serde(default)]
+    pub add: Vec<RoleGrant>,
+    #[serde(default)]
+    pub remove: Vec<RoleRevocation>,
+}
+
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct RoleGrant {
+    #[schema(value_type = crate::schema::Email)]
+    pub email: String,
+    pub role: ProjectRole,
+}
+
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct RoleRevocation {
+    #[schema(value_type = crate::schema::Email)]
+    pub email: String,
+}
+
+/// `POST /api/reviews`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateReview {
+    pub review: ReviewInput,
+    /// A project code; then the server makes the document's id (send no `review.reviewId`).
+    #[schema(pattern = "^[A-Z0-9][A-Z0-9-]{0,31}$")]
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewInput {
+    pub review_id: Option<String>,
+    #[schema(value_type = Option<crate::schema::Title>)]
+    pub title: Option<String>,
+    pub source: Option<SourceInput>,
+    pub access: Option<AccessInput>,
+    pub structure: Option<StructureInput>,
+    #[schema(value_type = Option<Vec<crate::schema::Tag>>, max_items = 32)]
+    pub tags: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct SourceInput {
+    pub html: Option<String>,
+    #[schema(min_length = 1, max_length = 100)]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AccessInput {
+    pub mode: Option<AccessMode>,
+    pub allowed_users: Option<Vec<AllowedUserEntry>>,
+}
+
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct StructureInput {
+    pub sections: Vec<SectionSpec>,
+}
+
+/// `GET /api/reviews` query.
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    pub q: Option<String>,
+    pub tag: Option<String>,
+    pub archived: Option<bool>,
+    pub project: Option<String>,
+    pub owner: Option<String>,
+    /// How many to return, 1 to 200.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StartRun {
+    pub kind: Option<RunKind>,
+    #[schema(min_length = 1, max_length = 300)]
+    pub title: Option<String>,
+    pub version_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FinishRun {
+    /// `completed`, `failed` or `cancelled`.
+    #[schema(value_type = String, pattern = "^(completed|failed|cancelled)$")]
+    pub status: RunStatus,
+    #[schema(max_length = 20000)]
+    pub summary: Option<String>,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_comments_revision: Option<i64>,
+}
+
+/// `GET /api/search/comments`.
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentSearchQuery {
+    /// Words to find (1 to 16, of letters or digits), each a prefix; `"…"` for a phrase.
+    #[param(required = true, min_length = 1)]
+    pub q: Option<String>,
+    pub status: Option<CommentStatus>,
+    pub category: Option<Category>,
+    pub review_id: Option<String>,
+    /// How many to return, 1 to 200.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// `GET /api/search/docs`.
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DocSearchQuery {
+    /// Words to find (1 to 16, of letters or digits), each a prefix; `"…"` for a phrase.
+    #[param(required = true, min_length = 1)]
+    pub q: Option<String>,
+    /// How many to return, 1 to 200.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}

@@ -1,0 +1,371 @@
+//! What the API answers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::secret::Secret;
+use crate::wire::{Anchor, Section, User};
+use crate::words::*;
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Review)]
+pub struct ReviewView {
+    pub role: Role,
+    pub review_id: String,
+    pub title: String,
+    pub comments_revision: i64,
+    pub structure_revision: i64,
+    pub comments: Vec<CommentView>,
+    pub ai_review_runs: Vec<RunView>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub source: SourceView,
+    pub tags: Vec<String>,
+    pub archived: bool,
+    pub owner: User,
+    pub access: AccessView,
+    pub latest_version_id: String,
+    #[serde(rename = "_project", skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectLinkView>,
+}
+
+/// `_project`: the project a document is linked to, with the caller's role in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ProjectLink)]
+pub struct ProjectLinkView {
+    pub code: String,
+    pub name: Option<String>,
+    pub company: Option<String>,
+    pub status: String,
+    pub in_snapshot: bool,
+    pub role: Option<ProjectRole>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = Source)]
+pub struct SourceView {
+    pub versions: Vec<VersionView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Version)]
+pub struct VersionView {
+    pub version_id: String,
+    pub label: String,
+    /// UNIX time in milliseconds.
+    #[schema(value_type = i64)]
+    pub created_at: i64,
+    pub source_hash: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = Access)]
+pub struct AccessView {
+    pub mode: AccessMode,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Comment)]
+pub struct CommentView {
+    pub id: String,
+    pub author: User,
+    pub category: Category,
+    pub status: CommentStatus,
+    pub body: String,
+    pub anchor: Anchor,
+    pub thread: Vec<MessageView>,
+    pub status_events: Vec<EventView>,
+    pub version_id: String,
+    pub created_ts: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edited_ts: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted_ts: Option<String>,
+    pub provisional: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ThreadMessage)]
+pub struct MessageView {
+    pub id: String,
+    pub author: User,
+    pub body: String,
+    pub created_ts: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edited_ts: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted_ts: Option<String>,
+    pub provisional: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = StatusEvent)]
+pub struct EventView {
+    pub seq: i64,
+    pub status: CommentStatus,
+    pub by: User,
+    pub ts: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Run)]
+pub struct RunView {
+    pub id: String,
+    pub kind: RunKind,
+    pub status: RunStatus,
+    pub title: String,
+    pub version_id: String,
+    pub comment_ids: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    pub created_ts: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_ts: Option<String>,
+}
+
+/// `GET /api/me`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = Me)]
+pub struct MeView {
+    pub user: MemberView,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<CurrentTokenView>,
+}
+
+/// A member as the organization and account endpoints show them: the public `User` plus email,
+/// membership, status and admin flag.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Member)]
+pub struct MemberView {
+    pub id: String,
+    pub provider: Provider,
+    pub display_name: String,
+    pub email: String,
+    pub membership: Membership,
+    pub status: UserStatus,
+    pub is_admin: bool,
+    pub created_at: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = CurrentToken)]
+pub struct CurrentTokenView {
+    pub id: String,
+    pub scopes: Vec<Scope>,
+    pub expires_at: String,
+}
+
+/// A personal token's record, never its value.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Token)]
+pub struct TokenView {
+    pub id: String,
+    pub name: String,
+    pub scopes: Vec<Scope>,
+    pub created_at: String,
+    pub expires_at: String,
+    pub last_used_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenList {
+    pub tokens: Vec<TokenView>,
+    pub next_cursor: Option<String>,
+}
+
+/// The answer to a successful code exchange: the token value, shown this once.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExchangedToken {
+    /// The token's value, shown this once.
+    #[schema(value_type = String)]
+    pub token: Secret,
+    pub token_id: String,
+    pub expires_at: String,
+    pub scopes: Vec<Scope>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentWritten {
+    pub comment: CommentView,
+    pub comments_revision: i64,
+    /// Set when the quote occurs more than once and nothing (prefix, suffix, position) said
+    /// which occurrence was meant: how many there are (counted up to 1,000). The first was
+    /// taken; clients can warn and send context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quote_matches: Option<usize>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyWritten {
+    pub comment: CommentView,
+    pub message: MessageView,
+    pub comments_revision: i64,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusWritten {
+    pub comment: CommentView,
+    pub event: EventView,
+    pub comments_revision: i64,
+}
+
+/// One person a document is shared with, by email.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AllowedUserEntry {
+    #[schema(value_type = crate::schema::Email)]
+    pub email: String,
+    pub role: GrantRole,
+}
+
+/// `GET …/access` and the answer to `PATCH …/access`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Sharing)]
+pub struct SharingView {
+    pub mode: AccessMode,
+    pub allowed_users: Vec<AllowedUserEntry>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberList {
+    pub members: Vec<MemberView>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminList {
+    pub admins: Vec<MemberView>,
+    pub next_cursor: Option<String>,
+}
+
+/// A project as `GET /api/projects` lists it, with the caller's role.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Project)]
+pub struct ProjectView {
+    pub code: String,
+    pub name: Option<String>,
+    pub company: Option<String>,
+    pub status: String,
+    pub in_snapshot: bool,
+    pub role: Option<ProjectRole>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectList {
+    pub projects: Vec<ProjectView>,
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /api/projects/{code}/roles` and the answer to `PATCH`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ProjectRoles {
+    pub project: ProjectView,
+    pub roles: Vec<ProjectRoleView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = ProjectRoleEntry)]
+pub struct ProjectRoleView {
+    pub user: MemberView,
+    pub email: String,
+    pub role: ProjectRole,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewList {
+    pub reviews: Vec<ReviewSummaryView>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ReviewSummary)]
+pub struct ReviewSummaryView {
+    pub review_id: String,
+    pub title: String,
+    pub tags: Vec<String>,
+    pub archived: bool,
+    pub owner: User,
+    pub role: Role,
+    pub created_at: String,
+    pub updated_at: String,
+    pub latest_version_id: String,
+    pub comment_count: i64,
+    pub open_comment_count: i64,
+    #[serde(rename = "_project", skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectLinkView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DomContext {
+    pub review_id: String,
+    pub version_id: String,
+    pub structure_revision: i64,
+    pub sections: Vec<Section>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentResults {
+    pub results: Vec<CommentResult>,
+    pub next_cursor: Option<String>,
+}
+
+/// A matching comment, or a matching reply (`messageId` set) with its comment's status and
+/// category.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentResult {
+    pub review_id: String,
+    pub review_title: String,
+    pub comment_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    pub author: User,
+    pub category: Category,
+    pub status: CommentStatus,
+    pub created_ts: String,
+    /// HTML: escaped text with matches in `<mark>`.
+    pub snippet: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DocResults {
+    pub results: Vec<DocResult>,
+    pub next_cursor: Option<String>,
+}
+
+/// A matching document: its list summary plus a snippet.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct DocResult {
+    #[serde(flatten)]
+    pub review: ReviewSummaryView,
+    /// HTML: escaped text with matches in `<mark>`.
+    pub snippet: String,
+}

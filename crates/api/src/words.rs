@@ -1,0 +1,117 @@
+//! The closed sets of words the API speaks, each spelled once for JSON, the database and
+//! messages.
+
+use serde::{Deserialize, Serialize};
+
+/// Defines a closed set of words with one spelling shared by JSON, the database and error messages.
+macro_rules! word_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),+ }
+            }
+
+            pub fn parse(text: &str) -> Option<Self> {
+                match text { $($text => Some(Self::$variant),)+ _ => None }
+            }
+        }
+
+        // By hand: the derive cannot see the spellings through the macro's `serde` attributes.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($text),+]))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+word_enum!(Provider { Local => "local", Oidc => "oidc", Service => "service" });
+word_enum!(Membership { Internal => "internal", External => "external" });
+word_enum!(
+    /// `removed`: an external member an admin removed; kept so authorship stays readable, never
+    /// listed, and unable to authenticate (registering the email again brings the row back).
+    UserStatus { Active => "active", Suspended => "suspended", Removed => "removed" }
+);
+word_enum!(AccessMode { Link => "link", Restricted => "restricted" });
+word_enum!(
+    /// A role on one document; later variants include the rights of earlier ones.
+    #[derive(PartialOrd, Ord)]
+    Role { Viewer => "viewer", Editor => "editor", Owner => "owner" }
+);
+word_enum!(
+    /// The roles that sharing can grant (ownership is transferred, never granted).
+    GrantRole { Editor => "editor", Viewer => "viewer" }
+);
+word_enum!(Category {
+    Note => "note",
+    Revise => "revise",
+    Add => "add",
+    Delete => "delete",
+    NeedsReview => "needs_review",
+    Consult => "consult",
+    None => "none",
+});
+word_enum!(CommentStatus { Open => "open", Closed => "closed" });
+word_enum!(RunKind { AiReview => "ai_review", Voice => "voice" });
+word_enum!(RunStatus {
+    Running => "running",
+    Completed => "completed",
+    Failed => "failed",
+    Cancelled => "cancelled",
+});
+word_enum!(AnchorState { Exact => "exact", Fuzzy => "fuzzy", Orphaned => "orphaned" });
+word_enum!(
+    /// A role in a project; later variants include the rights of earlier ones.
+    #[derive(PartialOrd, Ord)]
+    ProjectRole { Viewer => "viewer", Editor => "editor", Manager => "manager" }
+);
+word_enum!(Scope { Docs => "docs", Access => "access", Comments => "comments", Org => "org" });
+word_enum!(
+    /// The three shared tokens configured in the environment.
+    SharedKind { Agent => "agent", Import => "import", Manage => "manage" }
+);
+
+impl GrantRole {
+    pub fn role(self) -> Role {
+        match self {
+            GrantRole::Editor => Role::Editor,
+            GrantRole::Viewer => Role::Viewer,
+        }
+    }
+}
+
+impl SharedKind {
+    /// The fixed user id of the service principal behind a shared token.
+    pub fn user_id(self) -> &'static str {
+        match self {
+            SharedKind::Agent => "svc_agent",
+            SharedKind::Import => "svc_import",
+            SharedKind::Manage => "svc_manage",
+        }
+    }
+
+    pub fn display_name(self) -> &'static str {
+        match self {
+            SharedKind::Agent => "Agent (shared token)",
+            SharedKind::Import => "Import (shared token)",
+            SharedKind::Manage => "Manage (shared token)",
+        }
+    }
+}

@@ -1,0 +1,829 @@
+//! A typed async client for the docreview API, on the wire types of `docreview-api`.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), docreview_client::Error> {
+//! use docreview_client::Client;
+//! let client = Client::new("http://127.0.0.1:8080", Some("drp_…".into()))?;
+//! let reviews = client.list_reviews(&Default::default()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Refusals come back as [`Error::Api`] with the server's error body; the two revision
+//! conflicts have their own variants carrying what a caller needs to retry. Idempotent calls
+//! (`GET`, `PUT`, `DELETE`) are retried on 429 and 503, after `Retry-After` when the server sends
+//! it. The token never appears in this crate's `Debug` output or errors.
+
+mod events;
+
+use std::time::Duration;
+
+use docreview_api::secret::Secret;
+use docreview_api::*;
+use reqwest::{Method, RequestBuilder, StatusCode};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use docreview_api as api;
+pub use events::EventStream;
+
+/// How many times an idempotent call is sent at most.
+const ATTEMPTS: u32 = 4;
+/// The longest wait between attempts, whatever `Retry-After` asks.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `409 comments revision conflict`: someone changed the comments since `base`.
+    #[error("{message}")]
+    RevisionConflict {
+        current_revision: i64,
+        message: String,
+    },
+    /// `409 stale_target_version`: the version is no longer the latest.
+    #[error("{message}")]
+    StaleVersion {
+        latest_version_id: String,
+        message: String,
+    },
+    /// Any other refusal, with the server's error body.
+    #[error("{} ({}): {}", body.error, body.status, body.message)]
+    Api { body: Box<ErrorBody> },
+    /// The server could not be reached, or the connection failed.
+    #[error("could not reach the server: {0}")]
+    Transport(String),
+    /// The answer was not what the API promises.
+    #[error("unexpected answer from the server: {0}")]
+    Decode(String),
+    /// The base URL is not usable.
+    #[error("invalid base URL `{0}`")]
+    BaseUrl(String),
+}
+
+impl Error {
+    /// The HTTP status of a refusal.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::RevisionConflict { .. } | Error::StaleVersion { .. } => Some(409),
+            Error::Api { body } => Some(body.status),
+            _ => None,
+        }
+    }
+
+    /// The error code of a refusal (`not_found`, `unauthorized`, …).
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Error::RevisionConflict { .. } => Some("comments revision conflict"),
+            Error::StaleVersion { .. } => Some("stale_target_version"),
+            Error::Api { body } => Some(&body.error),
+            _ => None,
+        }
+    }
+
+    fn transport(error: reqwest::Error) -> Self {
+        // `without_url`: the URL names no secret, but keep errors to what the caller needs.
+        Error::Transport(error.without_url().to_string())
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A client of one server, acting with one credential (or none).
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    token: Option<Secret>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// `{ "review": Review }`.
+#[derive(serde::Deserialize)]
+struct ReviewBody {
+    review: ReviewView,
+}
+
+/// `{ "run": Run }`.
+#[derive(serde::Deserialize)]
+struct RunBody {
+    run: RunView,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RevisionBody {
+    comments_revision: i64,
+}
+
+#[derive(serde::Deserialize)]
+struct MemberBody {
+    member: MemberView,
+}
+
+#[derive(serde::Deserialize)]
+struct AdminBody {
+    admin: MemberView,
+}
+
+#[derive(serde::Deserialize)]
+struct Revoked {
+    token: TokenView,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BaseRevision {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    base_comments_revision: Option<i64>,
+}
+
+/// A file to upload as HTML.
+#[derive(Debug, Clone)]
+pub struct HtmlFile {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The fields of a new document's upload besides its file.
+#[derive(Debug, Clone, Default)]
+pub struct DocumentUpload {
+    pub title: Option<String>,
+    pub label: Option<String>,
+    pub project: Option<String>,
+    pub tags: Vec<String>,
+}
+
+/// How a new body joins a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionMode {
+    AddVersion,
+    Replace,
+}
+
+/// The fields of a version upload besides its file.
+#[derive(Debug, Clone)]
+pub struct VersionUpload {
+    pub mode: VersionMode,
+    pub label: Option<String>,
+    pub base_version_id: Option<String>,
+}
+
+impl Client {
+    /// A client of the server at `base` (e.g. `http://127.0.0.1:8080`).
+    pub fn new(base: &str, token: Option<Secret>) -> Result<Self> {
+        let base = base.trim_end_matches('/').to_string();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(Error::BaseUrl(base));
+        }
+        // HTTPS uses rustls with ring; installing it again (another client) is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("docreview-client/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(Error::transport)?;
+        Ok(Client { http, base, token })
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        let builder = self.http.request(method, format!("{}{path}", self.base));
+        match &self.token {
+            Some(token) => builder.bearer_auth(token.expose()),
+            None => builder,
+        }
+    }
+
+    /// Sends a request (again, for idempotent methods, after 429 and 503) and reads the answer.
+    async fn send<T: DeserializeOwned>(
+        &self,
+        make: impl Fn() -> RequestBuilder,
+        method: &Method,
+    ) -> Result<T> {
+        let idempotent = matches!(*method, Method::GET | Method::PUT | Method::DELETE);
+        let mut attempt = 1;
+        loop {
+            let response = make().send().await.map_err(Error::transport)?;
+            let status = response.status();
+            let retryable = status == StatusCode::TOO_MANY_REQUESTS
+                || status == StatusCode::SERVICE_UNAVAILABLE;
+            if idempotent && retryable && attempt < ATTEMPTS {
+                let wait = retry_after(&response).unwrap_or(Duration::from_millis(200 << attempt));
+                tokio::time::sleep(wait.min(MAX_BACKOFF)).await;
+                attempt += 1;
+                continue;
+            }
+            let bytes = response.bytes().await.map_err(Error::transport)?;
+            if status.is_success() {
+                return serde_json::from_slice(&bytes)
+                    .map_err(|error| Error::Decode(error.to_string()));
+            }
+            return Err(refusal(status, &bytes));
+        }
+    }
+
+    async fn call<T: DeserializeOwned>(&self, method: Method, path: &str) -> Result<T> {
+        self.send(|| self.request(method.clone(), path), &method)
+            .await
+    }
+
+    async fn call_json<T: DeserializeOwned, B: Serialize>(
+        &self,
+        method: Method,
+        path: &str,
+        body: &B,
+    ) -> Result<T> {
+        self.send(|| self.request(method.clone(), path).json(body), &method)
+            .await
+    }
+
+    async fn call_query<T: DeserializeOwned, Q: Serialize>(
+        &self,
+        method: Method,
+        path: &str,
+        query: &Q,
+    ) -> Result<T> {
+        self.send(|| self.request(method.clone(), path).query(query), &method)
+            .await
+    }
+
+    // --- documents ---------------------------------------------------------------------------
+
+    pub async fn list_reviews(&self, query: &ListQuery) -> Result<ReviewList> {
+        self.call_query(Method::GET, "/api/reviews", query).await
+    }
+
+    pub async fn create_review(&self, input: &CreateReview) -> Result<ReviewView> {
+        let body: ReviewBody = self.call_json(Method::POST, "/api/reviews", input).await?;
+        Ok(body.review)
+    }
+
+    pub async fn review(&self, review_id: &str, include_deleted: bool) -> Result<ReviewView> {
+        let path = format!("/api/reviews/{}", segment(review_id));
+        let body: ReviewBody = self
+            .call_query(Method::GET, &path, &[("includeDeleted", include_deleted)])
+            .await?;
+        Ok(body.review)
+    }
+
+    pub async fn dom_context(
+        &self,
+        review_id: &str,
+        version_id: Option<&str>,
+    ) -> Result<DomContext> {
+        let path = format!("/api/reviews/{}/dom-context", segment(review_id));
+        self.call_query(Method::GET, &path, &[("versionId", version_id)])
+            .await
+    }
+
+    /// A version's HTML, as uploaded.
+    pub async fn bundle(&self, review_id: &str, version_id: &str) -> Result<String> {
+        let path = format!(
+            "/api/reviews/{}/versions/{}/bundle",
+            segment(review_id),
+            segment(version_id)
+        );
+        let response = self
+            .request(Method::GET, &path)
+            .send()
+            .await
+            .map_err(Error::transport)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(Error::transport)?;
+        if !status.is_success() {
+            return Err(refusal(status, &bytes));
+        }
+        String::from_utf8(bytes.to_vec()).map_err(|error| Error::Decode(error.to_string()))
+    }
+
+    /// Uploads an HTML file as a new document.
+    pub async fn import_html(
+        &self,
+        file: &HtmlFile,
+        fields: &DocumentUpload,
+    ) -> Result<ReviewView> {
+        let make = || {
+            let mut form = reqwest::multipart::Form::new().part("file", html_part(file));
+            for (name, value) in [
+                ("title", &fields.title),
+                ("label", &fields.label),
+                ("project", &fields.project),
+            ] {
+                if let Some(value) = value {
+                    form = form.text(name, value.clone());
+                }
+            }
+            if !fields.tags.is_empty() {
+                form = form.text("tags", fields.tags.join(","));
+            }
+            self.request(Method::POST, "/api/reviews/import-html")
+                .multipart(form)
+        };
+        let body: ReviewBody = self.send(make, &Method::POST).await?;
+        Ok(body.review)
+    }
+
+    /// Uploads an HTML file as a new version of a document, or the latest version's new body.
+    pub async fn import_version(
+        &self,
+        review_id: &str,
+        file: &HtmlFile,
+        upload: &VersionUpload,
+    ) -> Result<ReviewView> {
+        let path = format!("/api/reviews/{}/import-html", segment(review_id));
+        let make = || {
+            let mode = match upload.mode {
+                VersionMode::AddVersion => "add_version",
+                VersionMode::Replace => "replace",
+            };
+            let mut form = reqwest::multipart::Form::new()
+                .part("file", html_part(file))
+                .text("mode", mode);
+            if let Some(label) = &upload.label {
+                form = form.text("label", label.clone());
+            }
+            if let Some(base) = &upload.base_version_id {
+                form = form.text("baseVersionId", base.clone());
+            }
+            self.request(Method::POST, &path).multipart(form)
+        };
+        let body: ReviewBody = self.send(make, &Method::POST).await?;
+        Ok(body.review)
+    }
+
+    /// The document's changes as they are committed; see [`EventStream`].
+    pub async fn events(&self, review_id: &str) -> Result<EventStream> {
+        let path = format!("/api/reviews/{}/events", segment(review_id));
+        let response = self
+            .request(Method::GET, &path)
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .map_err(Error::transport)?;
+        let status = response.status();
+        if !status.is_success() {
+            let bytes = response.bytes().await.map_err(Error::transport)?;
+            return Err(refusal(status, &bytes));
+        }
+        Ok(EventStream::new(response))
+    }
+
+    // --- managing a document -----------------------------------------------------------------
+
+    pub async fn delete_review(&self, review_id: &str) -> Result<()> {
+        let path = format!("/api/reviews/{}", segment(review_id));
+        let _: serde_json::Value = self.call(Method::DELETE, &path).await?;
+        Ok(())
+    }
+
+    pub async fn rename_review(&self, review_id: &str, change: &TitleChange) -> Result<ReviewView> {
+        let path = format!("/api/reviews/{}/title", segment(review_id));
+        let body: ReviewBody = self.call_json(Method::PATCH, &path, change).await?;
+        Ok(body.review)
+    }
+
+    pub async fn change_meta(&self, review_id: &str, change: &MetaChange) -> Result<ReviewView> {
+        let path = format!("/api/reviews/{}/meta", segment(review_id));
+        let body: ReviewBody = self.call_json(Method::PATCH, &path, change).await?;
+        Ok(body.review)
+    }
+
+    pub async fn sharing(&self, review_id: &str) -> Result<SharingView> {
+        self.call(
+            Method::GET,
+            &format!("/api/reviews/{}/access", segment(review_id)),
+        )
+        .await
+    }
+
+    pub async fn change_sharing(
+        &self,
+        review_id: &str,
+        change: &SharingChange,
+    ) -> Result<SharingView> {
+        let path = format!("/api/reviews/{}/access", segment(review_id));
+        self.call_json(Method::PATCH, &path, change).await
+    }
+
+    pub async fn transfer_owner(
+        &self,
+        review_id: &str,
+        change: &OwnerChange,
+    ) -> Result<ReviewView> {
+        let path = format!("/api/reviews/{}/owner", segment(review_id));
+        let body: ReviewBody = self.call_json(Method::PUT, &path, change).await?;
+        Ok(body.review)
+    }
+
+    // --- comments ----------------------------------------------------------------------------
+
+    pub async fn add_comment(&self, review_id: &str, input: &NewComment) -> Result<CommentWritten> {
+        let path = format!("/api/reviews/{}/comments", segment(review_id));
+        self.call_json(Method::POST, &path, input).await
+    }
+
+    pub async fn edit_comment(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+        edit: &TextEdit,
+    ) -> Result<CommentWritten> {
+        self.call_json(
+            Method::PATCH,
+            &comment_path(review_id, comment_id, ""),
+            edit,
+        )
+        .await
+    }
+
+    /// Cancels a provisional comment; answers the new `commentsRevision`.
+    pub async fn cancel_comment(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+        base: Option<i64>,
+    ) -> Result<i64> {
+        let path = comment_path(review_id, comment_id, "");
+        let body: RevisionBody = self
+            .call_query(
+                Method::DELETE,
+                &path,
+                &BaseRevision {
+                    base_comments_revision: base,
+                },
+            )
+            .await?;
+        Ok(body.comments_revision)
+    }
+
+    pub async fn reanchor_comment(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+        input: &Reanchor,
+    ) -> Result<CommentWritten> {
+        self.call_json(
+            Method::PATCH,
+            &comment_path(review_id, comment_id, "/anchor"),
+            input,
+        )
+        .await
+    }
+
+    pub async fn reply(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+        input: &NewReply,
+    ) -> Result<ReplyWritten> {
+        self.call_json(
+            Method::POST,
+            &comment_path(review_id, comment_id, "/thread"),
+            input,
+        )
+        .await
+    }
+
+    pub async fn edit_reply(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+        message_id: &str,
+        edit: &TextEdit,
+    ) -> Result<ReplyWritten> {
+        let path = comment_path(
+            review_id,
+            comment_id,
+            &format!("/thread/{}", segment(message_id)),
+        );
+        self.call_json(Method::PATCH, &path, edit).await
+    }
+
+    /// Cancels a provisional reply; answers the new `commentsRevision`.
+    pub async fn cancel_reply(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+        message_id: &str,
+        base: Option<i64>,
+    ) -> Result<i64> {
+        let path = comment_path(
+            review_id,
+            comment_id,
+            &format!("/thread/{}", segment(message_id)),
+        );
+        let body: RevisionBody = self
+            .call_query(
+                Method::DELETE,
+                &path,
+                &BaseRevision {
+                    base_comments_revision: base,
+                },
+            )
+            .await?;
+        Ok(body.comments_revision)
+    }
+
+    /// Resolves (`closed`) or reopens (`open`) a comment.
+    pub async fn set_status(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+        change: &StatusChange,
+    ) -> Result<StatusWritten> {
+        self.call_json(
+            Method::POST,
+            &comment_path(review_id, comment_id, "/status-events"),
+            change,
+        )
+        .await
+    }
+
+    // --- runs --------------------------------------------------------------------------------
+
+    pub async fn start_run(&self, review_id: &str, input: &StartRun) -> Result<RunView> {
+        let path = format!("/api/reviews/{}/ai-review-runs", segment(review_id));
+        let body: RunBody = self.call_json(Method::POST, &path, input).await?;
+        Ok(body.run)
+    }
+
+    pub async fn finish_run(
+        &self,
+        review_id: &str,
+        run_id: &str,
+        input: &FinishRun,
+    ) -> Result<RunView> {
+        let path = format!(
+            "/api/reviews/{}/ai-review-runs/{}",
+            segment(review_id),
+            segment(run_id)
+        );
+        let body: RunBody = self.call_json(Method::PATCH, &path, input).await?;
+        Ok(body.run)
+    }
+
+    pub async fn add_run_comment(
+        &self,
+        review_id: &str,
+        run_id: &str,
+        input: &NewComment,
+    ) -> Result<CommentWritten> {
+        let path = format!(
+            "/api/reviews/{}/ai-review-runs/{}/comments",
+            segment(review_id),
+            segment(run_id)
+        );
+        self.call_json(Method::POST, &path, input).await
+    }
+
+    // --- search ------------------------------------------------------------------------------
+
+    pub async fn search_comments(&self, query: &CommentSearchQuery) -> Result<CommentResults> {
+        self.call_query(Method::GET, "/api/search/comments", query)
+            .await
+    }
+
+    pub async fn search_docs(&self, query: &DocSearchQuery) -> Result<DocResults> {
+        self.call_query(Method::GET, "/api/search/docs", query)
+            .await
+    }
+
+    // --- the caller's account ----------------------------------------------------------------
+
+    pub async fn me(&self) -> Result<MeView> {
+        self.call(Method::GET, "/api/me").await
+    }
+
+    pub async fn my_tokens(&self, page: &PageQuery) -> Result<TokenList> {
+        self.call_query(Method::GET, "/api/me/tokens", page).await
+    }
+
+    pub async fn revoke_my_token(&self, token_id: &str) -> Result<TokenView> {
+        let body: Revoked = self
+            .call(
+                Method::DELETE,
+                &format!("/api/me/tokens/{}", segment(token_id)),
+            )
+            .await?;
+        Ok(body.token)
+    }
+
+    /// Exchanges a command-line login code and its PKCE verifier for a personal token (needs no
+    /// credentials).
+    pub async fn exchange_cli_code(&self, exchange: &CodeExchange) -> Result<ExchangedToken> {
+        self.call_json(Method::POST, "/api/auth/cli/token", exchange)
+            .await
+    }
+
+    // --- projects and the organization -------------------------------------------------------
+
+    pub async fn projects(&self, page: &PageQuery) -> Result<ProjectList> {
+        self.call_query(Method::GET, "/api/projects", page).await
+    }
+
+    pub async fn project_roles(&self, code: &str) -> Result<ProjectRoles> {
+        self.call(
+            Method::GET,
+            &format!("/api/projects/{}/roles", segment(code)),
+        )
+        .await
+    }
+
+    pub async fn change_project_roles(
+        &self,
+        code: &str,
+        change: &RolesChange,
+    ) -> Result<ProjectRoles> {
+        let path = format!("/api/projects/{}/roles", segment(code));
+        self.call_json(Method::PATCH, &path, change).await
+    }
+
+    pub async fn link_project(&self, code: &str, review_id: &str) -> Result<ReviewView> {
+        let path = format!(
+            "/api/projects/{}/docs/{}",
+            segment(code),
+            segment(review_id)
+        );
+        let body: ReviewBody = self.call(Method::PUT, &path).await?;
+        Ok(body.review)
+    }
+
+    pub async fn unlink_project(&self, code: &str, review_id: &str) -> Result<ReviewView> {
+        let path = format!(
+            "/api/projects/{}/docs/{}",
+            segment(code),
+            segment(review_id)
+        );
+        let body: ReviewBody = self.call(Method::DELETE, &path).await?;
+        Ok(body.review)
+    }
+
+    pub async fn members(&self, page: &PageQuery) -> Result<MemberList> {
+        self.call_query(Method::GET, "/api/org/members", page).await
+    }
+
+    pub async fn register_member(&self, new: &NewMember) -> Result<MemberView> {
+        let body: MemberBody = self
+            .call_json(Method::POST, "/api/org/members", new)
+            .await?;
+        Ok(body.member)
+    }
+
+    pub async fn update_member(&self, change: &MemberChange) -> Result<MemberView> {
+        let body: MemberBody = self
+            .call_json(Method::PATCH, "/api/org/members", change)
+            .await?;
+        Ok(body.member)
+    }
+
+    pub async fn remove_member(&self, member: &MemberRef) -> Result<MemberView> {
+        let body: MemberBody = self
+            .call_json(Method::DELETE, "/api/org/members", member)
+            .await?;
+        Ok(body.member)
+    }
+
+    pub async fn admins(&self, page: &PageQuery) -> Result<AdminList> {
+        self.call_query(Method::GET, "/api/org/admins", page).await
+    }
+
+    pub async fn add_admin(&self, member: &MemberRef) -> Result<MemberView> {
+        let body: AdminBody = self
+            .call_json(Method::PUT, "/api/org/admins", member)
+            .await?;
+        Ok(body.admin)
+    }
+
+    pub async fn remove_admin(&self, member: &MemberRef) -> Result<MemberView> {
+        let body: AdminBody = self
+            .call_json(Method::DELETE, "/api/org/admins", member)
+            .await?;
+        Ok(body.admin)
+    }
+}
+
+/// A path segment with the characters a URL path cannot carry as they are escaped.
+fn segment(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+fn comment_path(review_id: &str, comment_id: &str, rest: &str) -> String {
+    format!(
+        "/api/reviews/{}/comments/{}{rest}",
+        segment(review_id),
+        segment(comment_id)
+    )
+}
+
+fn html_part(file: &HtmlFile) -> reqwest::multipart::Part {
+    reqwest::multipart::Part::bytes(file.bytes.clone())
+        .file_name(file.name.clone())
+        .mime_str("text/html")
+        .unwrap_or_else(|_| reqwest::multipart::Part::bytes(file.bytes.clone()))
+}
+
+/// `Retry-After` in seconds, when the server sent it.
+fn retry_after(response: &reqwest::Response) -> Option<Duration> {
+    response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
+/// The error a refusal's body describes.
+fn refusal(status: StatusCode, bytes: &[u8]) -> Error {
+    let Ok(body) = serde_json::from_slice::<ErrorBody>(bytes) else {
+        return Error::Decode(format!(
+            "{status} without the JSON error body: {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+        ));
+    };
+    match (body.current_revision, body.latest_version_id.clone()) {
+        (Some(current_revision), _) if status == StatusCode::CONFLICT => Error::RevisionConflict {
+            current_revision,
+            message: body.message,
+        },
+        (_, Some(latest_version_id)) if status == StatusCode::CONFLICT => Error::StaleVersion {
+            latest_version_id,
+            message: body.message,
+        },
+        _ => Error::Api {
+            body: Box::new(body),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_never_shows_in_debug() {
+        let client = Client::new(
+            "http://127.0.0.1:1",
+            Some(Secret::new("drp_supersecret".into())),
+        )
+        .expect("client");
+        let shown = format!("{client:?}");
+        assert!(!shown.contains("supersecret"), "{shown}");
+        assert!(shown.contains("<redacted>"), "{shown}");
+    }
+
+    #[test]
+    fn conflicts_become_their_own_errors() {
+        let revision = refusal(
+            StatusCode::CONFLICT,
+            br#"{"error":"comments revision conflict","status":409,"message":"m","currentRevision":7}"#,
+        );
+        assert!(matches!(
+            revision,
+            Error::RevisionConflict {
+                current_revision: 7,
+                ..
+            }
+        ));
+        let stale = refusal(
+            StatusCode::CONFLICT,
+            br#"{"error":"stale_target_version","status":409,"message":"m","latestVersionId":"ver_2"}"#,
+        );
+        assert!(
+            matches!(stale, Error::StaleVersion { ref latest_version_id, .. } if latest_version_id == "ver_2")
+        );
+        let other = refusal(
+            StatusCode::NOT_FOUND,
+            br#"{"error":"not_found","status":404,"message":"m"}"#,
+        );
+        assert_eq!(other.code(), Some("not_found"));
+        let garbage = refusal(StatusCode::BAD_GATEWAY, b"<html>");
+        assert!(matches!(garbage, Error::Decode(_)));
+    }
+
+    #[test]
+    fn path_segments_are_escaped() {
+        assert_eq!(segment("rv_1"), "rv_1");
+        assert_eq!(segment("a/b c"), "a%2Fb%20c");
+        assert!(Client::new("ftp://x", None).is_err());
+    }
+}
