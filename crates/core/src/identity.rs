@@ -132,15 +132,27 @@ pub fn is_valid_pkce_challenge(challenge: &str) -> bool {
 
 /// Whether `verifier` hashes to `challenge` (RFC 7636 S256), compared in constant time.
 pub fn pkce_verifies(verifier: &str, challenge: &str) -> bool {
-    use base64::Engine;
     // RFC 7636: 43 to 128 characters of [A-Za-z0-9-._~].
     let well_formed = (43..=128).contains(&verifier.len())
         && verifier
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
-    let computed =
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha256(verifier.as_bytes()));
+    let computed = pkce_challenge(verifier);
     well_formed && bool::from(computed.as_bytes().ct_eq(challenge.as_bytes()))
+}
+
+/// The S256 challenge of a PKCE verifier: `BASE64URL(SHA-256(verifier))`.
+pub fn pkce_challenge(verifier: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha256(verifier.as_bytes()))
+}
+
+/// A new PKCE verifier (32 random bytes, base64url: 43 characters) for a command-line login.
+pub fn new_pkce_verifier() -> Secret {
+    use base64::Engine;
+    let mut random = [0u8; 32];
+    random_bytes(&mut random);
+    Secret::new(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random))
 }
 
 /// Hashes a password with argon2id and the crate's recommended parameters, as a PHC string.

@@ -1,6 +1,7 @@
-//! The `docreview` binary: the server and the operator commands.
+//! The `docreview` binary: the server, the operator commands, and the command-line client.
 
 mod demo;
+mod remote;
 
 /// mimalloc: the server allocates many short-lived strings per request from several threads,
 /// where glibc's allocator spent a third of the CPU time in a read-load profile.
@@ -43,6 +44,27 @@ enum Command {
     Admin {
         #[command(subcommand)]
         command: AdminCommand,
+    },
+    /// Sign in to a server from this terminal, see who you are, sign out.
+    Auth {
+        #[command(subcommand)]
+        command: remote::AuthCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
+    /// Documents on the server: list, show, upload.
+    Reviews {
+        #[command(subcommand)]
+        command: remote::ReviewsCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
+    /// Comments: list, add (on a quote, a section or the document), reply, resolve, reopen.
+    Comments {
+        #[command(subcommand)]
+        command: remote::CommentsCommand,
+        #[command(flatten)]
+        output: remote::Output,
     },
 }
 
@@ -205,19 +227,36 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            std::process::ExitCode::FAILURE
+    // The client commands answer with their own exit codes (see `remote`).
+    let outcome = match cli.command {
+        Command::Auth { command, output } => runtime.block_on(remote::auth(command, &output)),
+        Command::Reviews { command, output } => runtime.block_on(remote::reviews(command, &output)),
+        Command::Comments { command, output } => {
+            runtime.block_on(remote::comments(command, &output))
         }
+        command => {
+            return match runtime.block_on(run(command)) {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("error: {error:#}");
+                    std::process::ExitCode::FAILURE
+                }
+            };
+        }
+    };
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(failure) => failure.exit(),
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
-    match cli.command {
+async fn run(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Serve(args) => serve(args).await,
         Command::Admin { command } => admin(command).await,
+        Command::Auth { .. } | Command::Reviews { .. } | Command::Comments { .. } => {
+            unreachable!("client commands are run by `remote`")
+        }
     }
 }
 

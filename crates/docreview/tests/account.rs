@@ -294,16 +294,6 @@ fn pkce() -> (String, String) {
     (verifier, challenge)
 }
 
-/// The value of the hidden `name` input on an HTML page.
-fn hidden_input(page: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = page
-        .find(&marker)
-        .map(|at| at + marker.len())
-        .expect("the input");
-    page[start..].split('"').next().expect("value").to_string()
-}
-
 /// The session's CSRF token, as the approval page embeds it.
 async fn csrf_token_of(server: &Server, session: &Client) -> String {
     let (_, challenge) = pkce();
@@ -312,35 +302,7 @@ async fn csrf_token_of(server: &Server, session: &Client) -> String {
         .await;
     assert_eq!(page.status, 200, "{}", page.text);
     let _ = server;
-    hidden_input(&page.text, "csrf")
-}
-
-/// Approves a command-line login in the browser; returns the code the page shows.
-async fn approve(session: &Client, challenge: &str, name: &str, scopes: &str) -> String {
-    let page = session
-        .get(&format!(
-            "/cli-login?challenge={challenge}&name={name}&scopes={scopes}"
-        ))
-        .await;
-    assert_eq!(page.status, 200, "{}", page.text);
-    assert!(page.text.contains(name), "the page names the client");
-    let csrf = hidden_input(&page.text, "csrf");
-    let approved = session
-        .send(session.raw("POST", "/cli-login").form(&[
-            ("challenge", challenge),
-            ("name", name),
-            ("scopes", scopes),
-            ("csrf", csrf.as_str()),
-        ]))
-        .await;
-    assert_eq!(approved.status, 200, "{}", approved.text);
-    let marker = "id=\"login-code\">";
-    let start = approved.text.find(marker).expect("a code") + marker.len();
-    approved.text[start..]
-        .split('<')
-        .next()
-        .expect("code")
-        .to_string()
+    support::hidden_input(&page.text, "csrf")
 }
 
 #[tokio::test]
@@ -373,7 +335,7 @@ async fn command_line_login_exchanges_a_one_time_code_for_a_token() {
     );
 
     let session = server.sign_in("ada@example.com", PASSWORD).await;
-    let code = approve(&session, &challenge, "laptop", "docs,comments").await;
+    let code = support::approve_cli_login(&session, &challenge, "laptop", "docs,comments").await;
     assert_eq!(code.len(), 11, "XXXXX-XXXXX: {code}");
 
     let anonymous = server.client(None);

@@ -728,3 +728,46 @@ pub fn rfc3339_ms(text: &str) -> i64 {
     let days = era * 146_097 + day_of_era - 719_468;
     ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
 }
+
+/// The value of the hidden `name` input on an HTML page.
+pub fn hidden_input(page: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = page
+        .find(&marker)
+        .map(|at| at + marker.len())
+        .expect("the input");
+    page[start..].split('"').next().expect("value").to_string()
+}
+
+/// Approves a command-line login in the browser; returns the code the page shows.
+pub async fn approve_cli_login(
+    session: &Client,
+    challenge: &str,
+    name: &str,
+    scopes: &str,
+) -> String {
+    let page = session
+        .get(&format!(
+            "/cli-login?challenge={challenge}&name={name}&scopes={scopes}"
+        ))
+        .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains(name), "the page names the client");
+    let csrf = hidden_input(&page.text, "csrf");
+    let approved = session
+        .send(session.raw("POST", "/cli-login").form(&[
+            ("challenge", challenge),
+            ("name", name),
+            ("scopes", scopes),
+            ("csrf", csrf.as_str()),
+        ]))
+        .await;
+    assert_eq!(approved.status, 200, "{}", approved.text);
+    let marker = "id=\"login-code\">";
+    let start = approved.text.find(marker).expect("a code") + marker.len();
+    approved.text[start..]
+        .split('<')
+        .next()
+        .expect("code")
+        .to_string()
+}
