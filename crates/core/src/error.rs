@@ -120,6 +120,9 @@ impl From<StoreError> for Error {
             StoreError::LastAdmin => Error::InvalidTransition(
                 "the organization needs at least one active administrator".into(),
             ),
+            StoreError::RunNotRunning => {
+                Error::InvalidTransition("the run is no longer running".into())
+            }
             StoreError::Unavailable(source) => Error::Unavailable(source),
             StoreError::Internal(source) => Error::Internal(source),
         }

@@ -46,6 +46,9 @@ pub enum StoreError {
     /// written.
     #[error("the last active administrator")]
     LastAdmin,
+    /// The run a write belongs to is no longer running; nothing was written.
+    #[error("the run is no longer running")]
+    RunNotRunning,
     #[error("database unavailable: {0}")]
     Unavailable(Source),
     #[error("database error: {0}")]

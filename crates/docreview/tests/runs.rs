@@ -950,3 +950,48 @@ async fn run_comments_racing_a_cancel_leave_no_live_item_behind() {
     assert_eq!(deleted.len(), acknowledged);
     assert!(deleted.iter().all(|c| c["deletedTs"].is_string()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_run_comments_without_a_base_revision_never_conflict() {
+    let doc = setup().await;
+    let run_id = id_of(&doc.start(&doc.agent).await);
+    let path = format!("{}/comments", doc.run(&run_id));
+    let writers: Vec<_> = (0..24)
+        .map(|i| {
+            let agent = doc.agent.clone();
+            let path = path.clone();
+            tokio::spawn(async move {
+                agent
+                    .post(&path, &json!({ "body": format!("note {i}") }))
+                    .await
+            })
+        })
+        .collect();
+    let mut revisions = Vec::new();
+    for writer in writers {
+        let reply = writer.await.expect("writer");
+        revisions.push(
+            reply.expect(201)["commentsRevision"]
+                .as_i64()
+                .expect("revision"),
+        );
+    }
+    revisions.sort_unstable();
+    revisions.dedup();
+    assert_eq!(revisions.len(), 24, "one revision each, no conflicts");
+
+    // Once the run is finished, a late comment in it is refused, not written.
+    doc.finish(&doc.agent, &run_id, "completed")
+        .await
+        .expect(200);
+    doc.run_comment(&doc.agent, &run_id, json!({ "body": "late" }))
+        .await
+        .expect_error(409, "invalid_transition");
+    let review = doc.owner.get(&format!("/api/reviews/{}", doc.id)).await;
+    assert_eq!(
+        review.expect(200)["review"]["comments"]
+            .as_array()
+            .map(Vec::len),
+        Some(24)
+    );
+}

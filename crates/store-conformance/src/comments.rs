@@ -45,6 +45,7 @@ pub async fn check_write_comments_cas(store: Arc<dyn Store>) {
         events: vec![event("c1", 1, CommentStatus::Closed, "usr_alice", T0 + 20)],
         runs: vec![run("rev", "run1", "usr_alice", T0 + 20)],
         on_latest_version: None,
+        in_running_run: None,
     };
     assert_conflict(store.write_comments("rev", stale.clone()).await, 1);
     let mut ahead = stale;
@@ -98,6 +99,7 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
     let write = CommentsWrite {
         expected_revision: 0,
         on_latest_version: None,
+        in_running_run: None,
         at: T0 + 12,
         comments: vec![c1.clone()],
         messages: vec![m1.clone()],
@@ -137,6 +139,7 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
     let write = CommentsWrite {
         expected_revision: 1,
         on_latest_version: None,
+        in_running_run: None,
         at: T0 + 23,
         comments: vec![c1b.clone()],
         messages: vec![m1b.clone(), m2.clone()],

@@ -239,3 +239,59 @@ pub async fn check_concurrent_writers_on_the_latest_version_all_succeed(store: A
         "the conflict changed nothing"
     );
 }
+
+/// A run's comments are guarded by the run still running, not by a revision: sixteen at once
+/// all succeed; once the run is finished, a write in it fails and writes nothing.
+pub async fn check_run_comments_need_only_a_running_run(store: Arc<dyn Store>) {
+    user(&store, "usr_alice").await;
+    let created = review(&store, "rev", "usr_alice", T0).await;
+    let latest = created.version.id.clone();
+    let mut started = crate::fixtures::run("rev", "run_1", "usr_alice", T0);
+    started.version_id = latest.clone();
+    store.insert_run(started.clone()).await.expect("run");
+    let in_run = |i: usize, latest: String| {
+        let at: Millis = T0 + 1_000;
+        let mut item = comment("rev", &format!("c_{i}"), "usr_alice", at);
+        item.run_id = Some("run_1".to_string());
+        let mut write = comments_write(0, at, vec![item]);
+        write.on_latest_version = Some(latest);
+        write.in_running_run = Some("run_1".to_string());
+        write
+    };
+    let barrier = Arc::new(tokio::sync::Barrier::new(WRITERS));
+    let tasks: Vec<_> = (0..WRITERS)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            let barrier = Arc::clone(&barrier);
+            let write = in_run(i, latest.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                store.write_comments("rev", write).await
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await
+            .expect("writer task")
+            .expect("no conflict while the run runs");
+    }
+
+    let revision = head(&store, "rev").await.review.comments_revision;
+    let mut finished = started;
+    finished.status = docreview_core::model::RunStatus::Completed;
+    finished.completed_at = Some(T0 + 2_000);
+    let mut finish = comments_write(revision, T0 + 2_000, vec![]);
+    finish.runs = vec![finished];
+    store.write_comments("rev", finish).await.expect("finish");
+
+    let before = head(&store, "rev").await.review;
+    match store.write_comments("rev", in_run(99, latest)).await {
+        Err(StoreError::RunNotRunning) => {}
+        other => panic!("a write in a finished run must fail: {other:?}"),
+    }
+    assert_eq!(head(&store, "rev").await.review, before, "nothing written");
+    assert_eq!(
+        store.live_comments("rev").await.expect("comments").len(),
+        WRITERS
+    );
+}

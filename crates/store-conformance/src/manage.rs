@@ -167,6 +167,7 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
         let write = CommentsWrite {
             expected_revision: 0,
             on_latest_version: None,
+            in_running_run: None,
             at: T0 + 2,
             comments: vec![c.clone()],
             messages: vec![m],

@@ -189,6 +189,19 @@ impl CommentStore for PgStore {
                     .map_err(map_error)?;
             return Err(StoreError::revision_moved(current));
         };
+        if let Some(run_id) = &write.in_running_run {
+            // Read after the document's row is locked: a finishing run commits first or waits.
+            let status: Option<String> =
+                sqlx::query_scalar("SELECT status FROM runs WHERE id = $1 AND review_id = $2")
+                    .bind(run_id)
+                    .bind(review_id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(map_error)?;
+            if status.as_deref() != Some("running") {
+                return Err(StoreError::RunNotRunning);
+            }
+        }
         for comment in &write.comments {
             upsert_comment(&mut tx, comment).await?;
         }

@@ -185,6 +185,17 @@ impl CommentStore for SqliteStore {
                 )?;
                 return Err(StoreError::revision_moved(current));
             };
+            if let Some(run_id) = &write.in_running_run {
+                let status = query_optional(
+                    conn,
+                    "SELECT status FROM runs WHERE id = ?1 AND review_id = ?2",
+                    [run_id, &review_id],
+                    |row| row.text(0),
+                )?;
+                if status.as_deref() != Some("running") {
+                    return Err(StoreError::RunNotRunning);
+                }
+            }
             for comment in &write.comments {
                 upsert_comment(conn, comment)?;
             }

@@ -82,10 +82,12 @@ impl Service {
                         CommentsWrite {
                             comments: vec![comment],
                             // Without a base revision only the version matters (the anchor was
-                            // resolved on it); a run's comment also needs its run still running,
-                            // which the revision guards.
-                            on_latest_version: (base.is_none() && run_id.is_none())
+                            // resolved on it), and for a run's comment that the run still runs:
+                            // writers who sent no base never conflict with each other.
+                            on_latest_version: base
+                                .is_none()
                                 .then(|| head.review.latest_version_id.clone()),
+                            in_running_run: run_id.map(str::to_string),
                             ..CommentsWrite::default()
                         },
                     )

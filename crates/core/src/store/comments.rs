@@ -17,6 +17,10 @@ pub struct CommentsWrite {
     /// not on the other comments, so writers who sent no base revision never conflict with each
     /// other (DESIGN.md §4.4).
     pub on_latest_version: Option<String>,
+    /// When set, that run of the document must still be `running` when the write applies
+    /// (checked in the same transaction), else `StoreError::RunNotRunning` and nothing is
+    /// written: so a run's comments need no revision guard either.
+    pub in_running_run: Option<String>,
     pub at: Millis,
     /// Inserted, or their changeable fields (category, status, body, anchor, edit and delete
     /// times) updated.
