@@ -66,6 +66,27 @@ enum Command {
         #[command(flatten)]
         output: remote::Output,
     },
+    /// Agent review runs: start, comment, finish.
+    Runs {
+        #[command(subcommand)]
+        command: remote::RunsCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
+    /// Full-text search over the comments and documents you can see.
+    Search {
+        #[command(subcommand)]
+        command: remote::SearchCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
+    /// Your personal tokens: list, revoke.
+    Tokens {
+        #[command(subcommand)]
+        command: remote::TokensCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
 }
 
 #[derive(Args)]
@@ -234,6 +255,9 @@ fn main() -> std::process::ExitCode {
         Command::Comments { command, output } => {
             runtime.block_on(remote::comments(command, &output))
         }
+        Command::Runs { command, output } => runtime.block_on(remote::runs(command, &output)),
+        Command::Search { command, output } => runtime.block_on(remote::search(command, &output)),
+        Command::Tokens { command, output } => runtime.block_on(remote::tokens(command, &output)),
         command => {
             return match runtime.block_on(run(command)) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
@@ -254,9 +278,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve(args) => serve(args).await,
         Command::Admin { command } => admin(command).await,
-        Command::Auth { .. } | Command::Reviews { .. } | Command::Comments { .. } => {
-            unreachable!("client commands are run by `remote`")
-        }
+        _ => unreachable!("client commands are run by `remote`"),
     }
 }
 

@@ -14,8 +14,9 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use docreview_client::api::secret::Secret;
 use docreview_client::api::{
-    Category, CodeExchange, CommentStatus, CommentView, ListQuery, Locator, NewComment, NewReply,
-    Quote, StatusChange,
+    Category, CodeExchange, CommentSearchQuery, CommentStatus, CommentView, DocSearchQuery,
+    FinishRun, ListQuery, Locator, NewComment, NewReply, PageQuery, Quote, RunStatus, StartRun,
+    StatusChange,
 };
 use docreview_client::{Client, DocumentUpload, Error, HtmlFile};
 use docreview_core::identity::{new_pkce_verifier, pkce_challenge};
@@ -122,6 +123,63 @@ pub enum CommentsCommand {
     Resolve { review: String, comment: String },
     /// Reopen a resolved comment.
     Reopen { review: String, comment: String },
+}
+
+#[derive(Subcommand)]
+pub enum RunsCommand {
+    /// Start a review run on the latest version; its comments stay drafts until it completes.
+    Start {
+        review: String,
+        #[arg(long)]
+        title: Option<String>,
+    },
+    /// Write a comment in a run (on a quote, a section or the whole document).
+    Comment {
+        review: String,
+        run: String,
+        #[arg(long)]
+        body: String,
+        #[arg(long)]
+        quote: Option<String>,
+        #[arg(long, requires = "quote")]
+        prefix: Option<String>,
+        #[arg(long, requires = "quote")]
+        suffix: Option<String>,
+        #[arg(long, conflicts_with = "quote")]
+        section: Option<String>,
+        #[arg(long, default_value = "note")]
+        category: String,
+    },
+    /// Finish a run: `completed` (with a summary) keeps its comments; `failed` or `cancelled`
+    /// drops them.
+    Finish {
+        review: String,
+        run: String,
+        #[arg(long, default_value = "completed")]
+        status: String,
+        #[arg(long)]
+        summary: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum SearchCommand {
+    /// Comments and replies that contain the words.
+    Comments {
+        words: String,
+        #[arg(long)]
+        review: Option<String>,
+    },
+    /// Documents whose title or text contains the words.
+    Docs { words: String },
+}
+
+#[derive(Subcommand)]
+pub enum TokensCommand {
+    /// Your personal tokens (never their values).
+    List,
+    /// Revoke one of your tokens by its id.
+    Revoke { token: String },
 }
 
 /// Why a command failed, and the exit code that says so.
@@ -505,50 +563,9 @@ pub async fn comments(command: CommentsCommand, output: &Output) -> Outcome {
             section,
             category,
         } => {
-            let category = Category::parse(&category).ok_or_else(|| {
-                Failure::new(
-                    2,
-                    format!(
-                        "unknown category `{category}`; use one of {}",
-                        Category::ALL
-                            .iter()
-                            .map(|c| c.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
-            })?;
-            let locator = Locator {
-                section_id: section,
-                quote: quote.map(|exact| Quote {
-                    exact,
-                    prefix: prefix.unwrap_or_default(),
-                    suffix: suffix.unwrap_or_default(),
-                }),
-                ..Locator::default()
-            };
-            let written = client
-                .add_comment(
-                    &review,
-                    &NewComment {
-                        body,
-                        category: Some(category),
-                        locator: Some(locator),
-                        base_comments_revision: None,
-                    },
-                )
-                .await?;
-            if output.json {
-                print_json(&written);
-            } else {
-                println!("Commented: {}", written.comment.id);
-                if let Some(matches) = written.quote_matches.filter(|n| *n > 1) {
-                    eprintln!(
-                        "warning: the quote occurs {matches} times; the comment is on the first. \
-                         Add --prefix or --suffix to choose another."
-                    );
-                }
-            }
+            let new = new_comment(body, &category, quote, prefix, suffix, section)?;
+            let written = client.add_comment(&review, &new).await?;
+            report_comment(&written, output);
         }
         CommentsCommand::Reply {
             review,
@@ -708,6 +725,226 @@ fn open_browser(url: &str) -> bool {
         .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|status| status.success())
+}
+
+/// A new comment's body, category and place, as the command line gave them.
+fn new_comment(
+    body: String,
+    category: &str,
+    quote: Option<String>,
+    prefix: Option<String>,
+    suffix: Option<String>,
+    section: Option<String>,
+) -> Result<NewComment, Failure> {
+    let category = Category::parse(category).ok_or_else(|| {
+        let words: Vec<_> = Category::ALL.iter().map(|c| c.as_str()).collect();
+        Failure::new(
+            2,
+            format!(
+                "unknown category `{category}`; use one of {}",
+                words.join(", ")
+            ),
+        )
+    })?;
+    let locator = Locator {
+        section_id: section,
+        quote: quote.map(|exact| Quote {
+            exact,
+            prefix: prefix.unwrap_or_default(),
+            suffix: suffix.unwrap_or_default(),
+        }),
+        ..Locator::default()
+    };
+    Ok(NewComment {
+        body,
+        category: Some(category),
+        locator: Some(locator),
+        base_comments_revision: None,
+    })
+}
+
+fn report_comment(written: &docreview_client::api::CommentWritten, output: &Output) {
+    if output.json {
+        print_json(written);
+        return;
+    }
+    println!("Commented: {}", written.comment.id);
+    if let Some(matches) = written.quote_matches.filter(|n| *n > 1) {
+        eprintln!(
+            "warning: the quote occurs {matches} times; the comment is on the first. Add \
+             --prefix or --suffix to choose another."
+        );
+    }
+}
+
+pub async fn runs(command: RunsCommand, output: &Output) -> Outcome {
+    let client = signed_in_client()?;
+    match command {
+        RunsCommand::Start { review, title } => {
+            let run = client
+                .start_run(
+                    &review,
+                    &StartRun {
+                        title,
+                        ..StartRun::default()
+                    },
+                )
+                .await?;
+            if output.json {
+                print_json(&run);
+            } else {
+                println!("Started run {} on version {}.", run.id, run.version_id);
+            }
+        }
+        RunsCommand::Comment {
+            review,
+            run,
+            body,
+            quote,
+            prefix,
+            suffix,
+            section,
+            category,
+        } => {
+            let new = new_comment(body, &category, quote, prefix, suffix, section)?;
+            let written = client.add_run_comment(&review, &run, &new).await?;
+            report_comment(&written, output);
+        }
+        RunsCommand::Finish {
+            review,
+            run,
+            status,
+            summary,
+        } => {
+            let status = RunStatus::parse(&status)
+                .filter(|status| *status != RunStatus::Running)
+                .ok_or_else(|| {
+                    Failure::new(
+                        2,
+                        format!("`{status}`: finish as completed, failed or cancelled"),
+                    )
+                })?;
+            let run = client
+                .finish_run(
+                    &review,
+                    &run,
+                    &FinishRun {
+                        status,
+                        summary,
+                        base_comments_revision: None,
+                    },
+                )
+                .await?;
+            if output.json {
+                print_json(&run);
+            } else {
+                println!(
+                    "Run {} {} with {} comments.",
+                    run.id,
+                    run.status,
+                    run.comment_ids.len()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+pub async fn search(command: SearchCommand, output: &Output) -> Outcome {
+    let client = signed_in_client()?;
+    match command {
+        SearchCommand::Comments { words, review } => {
+            let found = client
+                .search_comments(&CommentSearchQuery {
+                    q: Some(words),
+                    review_id: review,
+                    ..CommentSearchQuery::default()
+                })
+                .await?;
+            if output.json {
+                print_json(&found);
+            } else {
+                for hit in &found.results {
+                    println!(
+                        "{} {}  [{}] {}: {}",
+                        hit.review_id,
+                        hit.comment_id,
+                        hit.status,
+                        hit.author.display_name,
+                        plain(&hit.snippet)
+                    );
+                }
+            }
+        }
+        SearchCommand::Docs { words } => {
+            let found = client
+                .search_docs(&DocSearchQuery {
+                    q: Some(words),
+                    ..DocSearchQuery::default()
+                })
+                .await?;
+            if output.json {
+                print_json(&found);
+            } else {
+                for hit in &found.results {
+                    println!(
+                        "{}  {}: {}",
+                        hit.review.review_id,
+                        hit.review.title,
+                        plain(&hit.snippet)
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub async fn tokens(command: TokensCommand, output: &Output) -> Outcome {
+    let client = signed_in_client()?;
+    match command {
+        TokensCommand::List => {
+            let list = client.my_tokens(&PageQuery::default()).await?;
+            if output.json {
+                print_json(&list);
+            } else {
+                for token in &list.tokens {
+                    let scopes: Vec<_> = token.scopes.iter().map(|s| s.as_str()).collect();
+                    let state = token.revoked_at.as_ref().map_or_else(
+                        || format!("expires {}", token.expires_at),
+                        |at| format!("revoked {at}"),
+                    );
+                    println!(
+                        "{}  {}  [{}]  {state}",
+                        token.id,
+                        token.name,
+                        scopes.join(",")
+                    );
+                }
+            }
+        }
+        TokensCommand::Revoke { token } => {
+            let revoked = client.revoke_my_token(&token).await?;
+            if output.json {
+                print_json(&revoked);
+            } else {
+                println!("Revoked {}.", revoked.id);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A search snippet as terminal text: its `<mark>`s as brackets, entities decoded.
+fn plain(snippet: &str) -> String {
+    snippet
+        .replace("<mark>", "[")
+        .replace("</mark>", "]")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
 }
 
 #[cfg(test)]

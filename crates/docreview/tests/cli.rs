@@ -179,6 +179,59 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
     assert_eq!(comment["category"], "revise");
     assert_eq!(comment["thread"][0]["body"], "The red one.");
 
+    // A run from the terminal, search, and the token list.
+    let started = json_of(&run(
+        config.path(),
+        &["runs", "start", &id, "--title", "Pass", "--json"],
+    ));
+    let run_id = started["id"].as_str().expect("a run").to_string();
+    let draft = json_of(&run(
+        config.path(),
+        &[
+            "runs",
+            "comment",
+            &id,
+            &run_id,
+            "--quote",
+            "lazy dog",
+            "--body",
+            "Which dog?",
+            "--json",
+        ],
+    ));
+    assert_eq!(draft["comment"]["provisional"], true);
+    let finished = json_of(&run(
+        config.path(),
+        &[
+            "runs",
+            "finish",
+            &id,
+            &run_id,
+            "--summary",
+            "One question.",
+            "--json",
+        ],
+    ));
+    assert_eq!(finished["status"], "completed");
+    let bad_status = run(
+        config.path(),
+        &["runs", "finish", &id, &run_id, "--status", "running"],
+    );
+    assert_eq!(bad_status.status.code(), Some(2));
+    let found = json_of(&run(
+        config.path(),
+        &["search", "comments", "fox", "--json"],
+    ));
+    assert_eq!(found["results"][0]["commentId"], cid.as_str());
+    let shown =
+        String::from_utf8_lossy(&run(config.path(), &["search", "docs", "fox"]).stdout).to_string();
+    assert!(
+        shown.contains("[fox]") || shown.contains("[Fox]"),
+        "{shown}"
+    );
+    let tokens = json_of(&run(config.path(), &["tokens", "list", "--json"]));
+    assert_eq!(tokens["tokens"].as_array().map(Vec::len), Some(1));
+
     // Exit codes: conflict 5, not found 6, usage 2.
     let again = run(config.path(), &["comments", "resolve", &id, &cid]);
     assert_eq!(
