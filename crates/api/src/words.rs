@@ -115,3 +115,8 @@ impl SharedKind {
         }
     }
 }
+
+word_enum!(
+    /// How an uploaded body joins a document: a new version, or the latest version's new body.
+    VersionMode { AddVersion => "add_version", Replace => "replace" }
+);

@@ -166,13 +166,6 @@ pub struct DocumentUpload {
     pub tags: Vec<String>,
 }
 
-/// How a new body joins a document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VersionMode {
-    AddVersion,
-    Replace,
-}
-
 /// The fields of a version upload besides its file.
 #[derive(Debug, Clone)]
 pub struct VersionUpload {
@@ -345,13 +338,9 @@ impl Client {
     ) -> Result<ReviewView> {
         let path = format!("/api/reviews/{}/import-html", segment(review_id));
         let make = || {
-            let mode = match upload.mode {
-                VersionMode::AddVersion => "add_version",
-                VersionMode::Replace => "replace",
-            };
             let mut form = reqwest::multipart::Form::new()
                 .part("file", html_part(file))
-                .text("mode", mode);
+                .text("mode", upload.mode.as_str());
             if let Some(label) = &upload.label {
                 form = form.text("label", label.clone());
             }

@@ -87,6 +87,28 @@ pub enum ReviewsCommand {
     },
 }
 
+/// A new comment: its text, category and place (a quote, a section, or the whole document).
+#[derive(Args)]
+pub struct CommentArgs {
+    #[arg(long)]
+    body: String,
+    /// The passage, as it reads in the document.
+    #[arg(long)]
+    quote: Option<String>,
+    /// Text just before the passage, when it occurs more than once.
+    #[arg(long, requires = "quote")]
+    prefix: Option<String>,
+    /// Text just after the passage.
+    #[arg(long, requires = "quote")]
+    suffix: Option<String>,
+    /// A heading section's id (see `reviews show`).
+    #[arg(long, conflicts_with = "quote")]
+    section: Option<String>,
+    /// note, revise, add, delete, needs_review, consult or none.
+    #[arg(long, default_value = "note")]
+    category: String,
+}
+
 #[derive(Subcommand)]
 pub enum CommentsCommand {
     /// A document's comments, in document order.
@@ -94,23 +116,8 @@ pub enum CommentsCommand {
     /// Comment on a passage (`--quote`), a section (`--section`) or the whole document.
     Add {
         review: String,
-        #[arg(long)]
-        body: String,
-        /// The passage, as it reads in the document.
-        #[arg(long)]
-        quote: Option<String>,
-        /// Text just before the passage, when it occurs more than once.
-        #[arg(long, requires = "quote")]
-        prefix: Option<String>,
-        /// Text just after the passage.
-        #[arg(long, requires = "quote")]
-        suffix: Option<String>,
-        /// A heading section's id (see `reviews show`).
-        #[arg(long, conflicts_with = "quote")]
-        section: Option<String>,
-        /// note, revise, add, delete, needs_review, consult or none.
-        #[arg(long, default_value = "note")]
-        category: String,
+        #[command(flatten)]
+        comment: CommentArgs,
     },
     /// Reply to a comment.
     Reply {
@@ -137,18 +144,8 @@ pub enum RunsCommand {
     Comment {
         review: String,
         run: String,
-        #[arg(long)]
-        body: String,
-        #[arg(long)]
-        quote: Option<String>,
-        #[arg(long, requires = "quote")]
-        prefix: Option<String>,
-        #[arg(long, requires = "quote")]
-        suffix: Option<String>,
-        #[arg(long, conflicts_with = "quote")]
-        section: Option<String>,
-        #[arg(long, default_value = "note")]
-        category: String,
+        #[command(flatten)]
+        comment: CommentArgs,
     },
     /// Finish a run: `completed` (with a summary) keeps its comments; `failed` or `cancelled`
     /// drops them.
@@ -554,16 +551,8 @@ pub async fn comments(command: CommentsCommand, output: &Output) -> Outcome {
                 print_comments(&review.comments);
             }
         }
-        CommentsCommand::Add {
-            review,
-            body,
-            quote,
-            prefix,
-            suffix,
-            section,
-            category,
-        } => {
-            let new = new_comment(body, &category, quote, prefix, suffix, section)?;
+        CommentsCommand::Add { review, comment } => {
+            let new = new_comment(comment)?;
             let written = client.add_comment(&review, &new).await?;
             report_comment(&written, output);
         }
@@ -727,16 +716,17 @@ fn open_browser(url: &str) -> bool {
         .is_ok_and(|status| status.success())
 }
 
-/// A new comment's body, category and place, as the command line gave them.
-fn new_comment(
-    body: String,
-    category: &str,
-    quote: Option<String>,
-    prefix: Option<String>,
-    suffix: Option<String>,
-    section: Option<String>,
-) -> Result<NewComment, Failure> {
-    let category = Category::parse(category).ok_or_else(|| {
+/// The comment the command line describes.
+fn new_comment(args: CommentArgs) -> Result<NewComment, Failure> {
+    let CommentArgs {
+        body,
+        quote,
+        prefix,
+        suffix,
+        section,
+        category,
+    } = args;
+    let category = Category::parse(&category).ok_or_else(|| {
         let words: Vec<_> = Category::ALL.iter().map(|c| c.as_str()).collect();
         Failure::new(
             2,
@@ -799,14 +789,9 @@ pub async fn runs(command: RunsCommand, output: &Output) -> Outcome {
         RunsCommand::Comment {
             review,
             run,
-            body,
-            quote,
-            prefix,
-            suffix,
-            section,
-            category,
+            comment,
         } => {
-            let new = new_comment(body, &category, quote, prefix, suffix, section)?;
+            let new = new_comment(comment)?;
             let written = client.add_run_comment(&review, &run, &new).await?;
             report_comment(&written, output);
         }

@@ -14,6 +14,24 @@ fn client(server: &Server, token: &str) -> Client {
     Client::new(&server.base, Some(token.into())).expect("client")
 }
 
+/// Ada, with `docs` and `comments`, and a document she uploaded.
+async fn ada_with_a_document(server: &Server) -> (Client, String) {
+    server.create_user("ada@example.com", "Ada", &[]);
+    let ada = client(
+        server,
+        &server.issue_token("ada@example.com", "docs,comments"),
+    );
+    let file = HtmlFile {
+        name: "a.html".into(),
+        bytes: SAMPLE_HTML.as_bytes().to_vec(),
+    };
+    let review = ada
+        .import_html(&file, &DocumentUpload::default())
+        .await
+        .expect("upload");
+    (ada, review.review_id)
+}
+
 fn by_quote(exact: &str) -> Option<Locator> {
     Some(Locator {
         quote: Some(Quote {
@@ -126,22 +144,7 @@ async fn a_review_from_upload_to_resolution_through_the_typed_client() {
 #[tokio::test]
 async fn refusals_are_typed_and_conflicts_carry_what_a_retry_needs() {
     let server = Server::start();
-    server.create_user("ada@example.com", "Ada", &[]);
-    let ada = client(
-        &server,
-        &server.issue_token("ada@example.com", "docs,comments"),
-    );
-    let review = ada
-        .import_html(
-            &HtmlFile {
-                name: "a.html".into(),
-                bytes: SAMPLE_HTML.as_bytes().to_vec(),
-            },
-            &DocumentUpload::default(),
-        )
-        .await
-        .expect("upload");
-    let id = review.review_id;
+    let (ada, id) = ada_with_a_document(&server).await;
     ada.add_comment(&id, &comment("First.", None, Some(0)))
         .await
         .expect("first");
@@ -196,22 +199,7 @@ async fn refusals_are_typed_and_conflicts_carry_what_a_retry_needs() {
 #[tokio::test]
 async fn an_agent_runs_a_review_with_the_shared_token() {
     let server = Server::start();
-    server.create_user("ada@example.com", "Ada", &[]);
-    let ada = client(
-        &server,
-        &server.issue_token("ada@example.com", "docs,comments"),
-    );
-    let id = ada
-        .import_html(
-            &HtmlFile {
-                name: "a.html".into(),
-                bytes: SAMPLE_HTML.as_bytes().to_vec(),
-            },
-            &DocumentUpload::default(),
-        )
-        .await
-        .expect("upload")
-        .review_id;
+    let (ada, id) = ada_with_a_document(&server).await;
 
     let agent = client(&server, AGENT_TOKEN);
     let run = agent

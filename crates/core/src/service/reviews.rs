@@ -35,11 +35,7 @@ pub struct HtmlUpload {
     pub tags: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VersionMode {
-    AddVersion,
-    Replace,
-}
+pub use docreview_api::words::VersionMode;
 
 /// `POST /api/reviews/{id}/import-html`.
 #[derive(Debug)]

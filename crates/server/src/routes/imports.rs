@@ -109,14 +109,11 @@ async fn import_version(
     request: Request,
 ) -> Result<Response, ApiError> {
     let mut form = Form::read(request, VERSION_FIELDS).await?;
-    let mode = match form.text("mode").as_deref() {
-        None | Some("add_version") => VersionMode::AddVersion,
-        Some("replace") => VersionMode::Replace,
-        Some(other) => {
-            return Err(ApiError::invalid(format!(
-                "mode must be add_version or replace, not `{other}`"
-            )));
-        }
+    let mode = match form.text("mode") {
+        None => VersionMode::AddVersion,
+        Some(text) => VersionMode::parse(&text).ok_or_else(|| {
+            ApiError::invalid(format!("mode must be add_version or replace, not `{text}`"))
+        })?,
     };
     let (html, _) = form.take_file()?;
     let upload = VersionUpload {
