@@ -1,6 +1,7 @@
 //! The `docreview` binary: the server, the operator commands, and the command-line client.
 
 mod demo;
+mod mcp;
 mod remote;
 
 /// mimalloc: the server allocates many short-lived strings per request from several threads,
@@ -80,6 +81,9 @@ enum Command {
         #[command(flatten)]
         output: remote::Output,
     },
+    /// Serve the Model Context Protocol over stdio, for agents (with `auth login`'s credentials
+    /// or DOCREVIEW_URL and DOCREVIEW_TOKEN).
+    Mcp,
     /// Your personal tokens: list, revoke.
     Tokens {
         #[command(subcommand)]
@@ -258,6 +262,7 @@ fn main() -> std::process::ExitCode {
         Command::Runs { command, output } => runtime.block_on(remote::runs(command, &output)),
         Command::Search { command, output } => runtime.block_on(remote::search(command, &output)),
         Command::Tokens { command, output } => runtime.block_on(remote::tokens(command, &output)),
+        Command::Mcp => runtime.block_on(remote::mcp()),
         command => {
             return match runtime.block_on(run(command)) {
                 Ok(()) => std::process::ExitCode::SUCCESS,

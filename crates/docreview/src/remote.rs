@@ -920,6 +920,14 @@ pub async fn tokens(command: TokensCommand, output: &Output) -> Outcome {
     Ok(())
 }
 
+/// `docreview mcp`: the MCP server, with this terminal's credentials.
+pub async fn mcp() -> Outcome {
+    let client = signed_in_client()?;
+    crate::mcp::serve(client)
+        .await
+        .map_err(|error| Failure::error(format!("the MCP session ended: {error:#}")))
+}
+
 /// A search snippet as terminal text: its `<mark>`s as brackets, entities decoded.
 fn plain(snippet: &str) -> String {
     snippet

@@ -1,0 +1,520 @@
+//! `docreview mcp`: a Model Context Protocol server over stdio (the official Rust SDK, rmcp)
+//! for agents, acting with the command-line client's stored credentials or `DOCREVIEW_TOKEN`.
+//!
+//! Four tools, each with a `method`, in the pattern of GitHub's MCP server: read, then write a
+//! run's comments, then complete it. Answers are trimmed JSON of at most about 25,000
+//! characters, with a `nextCursor` to continue; errors say what to do instead.
+
+use docreview_client::api::{
+    Category, CommentStatus, CommentView, DocSearchQuery, FinishRun, ListQuery, Locator,
+    NewComment, NewReply, Quote, ReviewView, RunStatus, StartRun, StatusChange, TextEdit,
+};
+use docreview_client::{Client, DocumentUpload, Error, HtmlFile, VersionUpload};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The most characters an answer carries; longer lists are paged.
+const ANSWER_LIMIT: usize = 25_000;
+/// Comments per page of `reviews_read` `comments`, before the size limit trims further.
+const PAGE: usize = 50;
+
+#[derive(Clone)]
+pub struct DocreviewMcp {
+    client: Client,
+    #[allow(dead_code)] // read by the `tool_handler` macro
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ReadMethod {
+    /// Documents you can see (optional `q` to search their text, `tag`, `cursor`).
+    List,
+    /// One document: title, versions, runs and comment counts (`review_id`).
+    Get,
+    /// The heading sections of the latest version, with their ids and text ranges (`review_id`).
+    Outline,
+    /// A document's comments with their threads (`review_id`; optional `status`, `cursor`).
+    Comments,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct ReadArgs {
+    method: ReadMethod,
+    review_id: Option<String>,
+    /// Words to search for (`list`).
+    q: Option<String>,
+    tag: Option<String>,
+    /// `open` or `closed` (`comments`).
+    status: Option<String>,
+    /// `nextCursor` of the previous answer.
+    cursor: Option<String>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum RunMethod {
+    /// Start a review run on the latest version (`review_id`, optional `title`).
+    Start,
+    /// Write comments in the run (`review_id`, `run_id`, `comments`); each is anchored on its
+    /// own, and the answer says, per item, its id or why it was refused.
+    Comment,
+    /// Complete the run with a `summary`: its comments stop being drafts.
+    Complete,
+    /// Cancel the run: its comments are dropped.
+    Cancel,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct CommentItem {
+    body: String,
+    /// The passage, exactly as it reads in the document's text.
+    quote: Option<String>,
+    /// Text just before the passage, when the passage occurs more than once.
+    prefix: Option<String>,
+    suffix: Option<String>,
+    /// A heading section's id from `outline`, for a comment on a whole section.
+    section_id: Option<String>,
+    /// note, revise, add, delete, needs_review, consult or none (default note).
+    category: Option<String>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct RunArgs {
+    method: RunMethod,
+    review_id: String,
+    run_id: Option<String>,
+    title: Option<String>,
+    summary: Option<String>,
+    #[serde(default)]
+    comments: Vec<CommentItem>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum CommentMethod {
+    /// Reply to a comment (`body`).
+    Reply,
+    /// Resolve a comment.
+    Resolve,
+    /// Reopen a resolved comment.
+    Reopen,
+    /// Change your comment's text (`body`).
+    Edit,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct CommentArgs {
+    method: CommentMethod,
+    review_id: String,
+    comment_id: String,
+    body: Option<String>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum DocumentMethod {
+    /// A new document from `html` (optional `title`).
+    Upload,
+    /// A new version of `review_id` from `html` (optional `label`).
+    AddVersion,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct DocumentArgs {
+    method: DocumentMethod,
+    html: String,
+    review_id: Option<String>,
+    title: Option<String>,
+    label: Option<String>,
+}
+
+type ToolResult = Result<CallToolResult, ErrorData>;
+
+#[tool_router]
+impl DocreviewMcp {
+    pub fn new(client: Client) -> Self {
+        DocreviewMcp {
+            client,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Read documents and their comments. method: list | get | outline | comments. \
+            Answers are JSON; pass nextCursor back as cursor for more.",
+        annotations(read_only_hint = true)
+    )]
+    async fn reviews_read(&self, Parameters(args): Parameters<ReadArgs>) -> ToolResult {
+        let review_id = || {
+            args.review_id
+                .clone()
+                .ok_or_else(|| "this method needs review_id".to_string())
+        };
+        let answer = match args.method {
+            ReadMethod::List => match args.q.clone() {
+                Some(q) => self
+                    .client
+                    .search_docs(&DocSearchQuery {
+                        q: Some(q),
+                        cursor: args.cursor.clone(),
+                        ..DocSearchQuery::default()
+                    })
+                    .await
+                    .map(|found| json!(found)),
+                None => self
+                    .client
+                    .list_reviews(&ListQuery {
+                        tag: args.tag.clone(),
+                        cursor: args.cursor.clone(),
+                        ..ListQuery::default()
+                    })
+                    .await
+                    .map(|list| json!(list)),
+            },
+            ReadMethod::Get => match review_id() {
+                Ok(id) => self.client.review(&id, false).await.map(|r| summary(&r)),
+                Err(message) => return Ok(refusal(&message)),
+            },
+            ReadMethod::Outline => match review_id() {
+                Ok(id) => self.client.dom_context(&id, None).await.map(|c| json!(c)),
+                Err(message) => return Ok(refusal(&message)),
+            },
+            ReadMethod::Comments => match review_id() {
+                Ok(id) => self.client.review(&id, false).await.map(|review| {
+                    comments_page(
+                        &review.comments,
+                        args.status.as_deref(),
+                        args.cursor.as_deref(),
+                    )
+                }),
+                Err(message) => return Ok(refusal(&message)),
+            },
+        };
+        Ok(respond(answer))
+    }
+
+    #[tool(
+        description = "Operate a review run: method start | comment | complete | cancel. A run's \
+            comments are drafts until it completes. For comment, send comments: [{body, quote \
+            (exact text) with optional prefix/suffix, or section_id, category}]."
+    )]
+    async fn run_write(&self, Parameters(args): Parameters<RunArgs>) -> ToolResult {
+        let client = &self.client;
+        let run_id = || {
+            args.run_id
+                .clone()
+                .ok_or_else(|| "this method needs run_id (from start)".to_string())
+        };
+        let answer = match args.method {
+            RunMethod::Start => client
+                .start_run(
+                    &args.review_id,
+                    &StartRun {
+                        title: args.title.clone(),
+                        ..StartRun::default()
+                    },
+                )
+                .await
+                .map(|run| json!(run)),
+            RunMethod::Comment => {
+                let run = match run_id() {
+                    Ok(run) => run,
+                    Err(message) => return Ok(refusal(&message)),
+                };
+                let mut results = Vec::new();
+                for (index, item) in args.comments.iter().enumerate() {
+                    let outcome = match new_comment(item) {
+                        Ok(new) => client.add_run_comment(&args.review_id, &run, &new).await,
+                        Err(message) => {
+                            results.push(json!({ "index": index, "error": "invalid_request", "message": message }));
+                            continue;
+                        }
+                    };
+                    results.push(match outcome {
+                        Ok(written) => json!({
+                            "index": index,
+                            "id": written.comment.id,
+                            "state": written.comment.anchor.state,
+                            "quoteMatches": written.quote_matches,
+                        }),
+                        Err(error) => json!({
+                            "index": index,
+                            "error": error.code().unwrap_or("error"),
+                            "message": way_out(&error),
+                        }),
+                    });
+                }
+                Ok(json!({ "results": results }))
+            }
+            RunMethod::Complete | RunMethod::Cancel => {
+                let run = match run_id() {
+                    Ok(run) => run,
+                    Err(message) => return Ok(refusal(&message)),
+                };
+                let status = if matches!(args.method, RunMethod::Complete) {
+                    RunStatus::Completed
+                } else {
+                    RunStatus::Cancelled
+                };
+                client
+                    .finish_run(
+                        &args.review_id,
+                        &run,
+                        &FinishRun {
+                            status,
+                            summary: args.summary.clone(),
+                            base_comments_revision: None,
+                        },
+                    )
+                    .await
+                    .map(|run| json!(run))
+            }
+        };
+        Ok(respond(answer))
+    }
+
+    #[tool(
+        description = "Act on one comment: method reply | resolve | reopen | edit (reply and \
+        edit need body)."
+    )]
+    async fn comment_write(&self, Parameters(args): Parameters<CommentArgs>) -> ToolResult {
+        let client = &self.client;
+        let (review, comment) = (args.review_id.as_str(), args.comment_id.as_str());
+        let body = || {
+            args.body
+                .clone()
+                .ok_or_else(|| "this method needs body".to_string())
+        };
+        let answer = match args.method {
+            CommentMethod::Reply => match body() {
+                Ok(body) => client
+                    .reply(
+                        review,
+                        comment,
+                        &NewReply {
+                            body,
+                            run_id: None,
+                            base_comments_revision: None,
+                        },
+                    )
+                    .await
+                    .map(|written| json!(written)),
+                Err(message) => return Ok(refusal(&message)),
+            },
+            CommentMethod::Edit => match body() {
+                Ok(body) => client
+                    .edit_comment(
+                        review,
+                        comment,
+                        &TextEdit {
+                            body,
+                            base_comments_revision: None,
+                        },
+                    )
+                    .await
+                    .map(|written| json!(written)),
+                Err(message) => return Ok(refusal(&message)),
+            },
+            CommentMethod::Resolve | CommentMethod::Reopen => {
+                let status = if matches!(args.method, CommentMethod::Resolve) {
+                    CommentStatus::Closed
+                } else {
+                    CommentStatus::Open
+                };
+                client
+                    .set_status(
+                        review,
+                        comment,
+                        &StatusChange {
+                            status,
+                            base_comments_revision: None,
+                        },
+                    )
+                    .await
+                    .map(|written| json!(written))
+            }
+        };
+        Ok(respond(answer))
+    }
+
+    #[tool(
+        description = "Upload HTML: method upload (a new document) | add_version (a new \
+        version of review_id)."
+    )]
+    async fn document_write(&self, Parameters(args): Parameters<DocumentArgs>) -> ToolResult {
+        let file = HtmlFile {
+            name: "document.html".into(),
+            bytes: args.html.clone().into_bytes(),
+        };
+        let answer = match args.method {
+            DocumentMethod::Upload => {
+                let fields = DocumentUpload {
+                    title: args.title.clone(),
+                    ..DocumentUpload::default()
+                };
+                self.client.import_html(&file, &fields).await
+            }
+            DocumentMethod::AddVersion => {
+                let Some(review) = args.review_id.as_deref() else {
+                    return Ok(refusal("add_version needs review_id"));
+                };
+                let upload = VersionUpload {
+                    mode: docreview_client::api::VersionMode::AddVersion,
+                    label: args.label.clone(),
+                    base_version_id: None,
+                };
+                self.client.import_version(review, &file, &upload).await
+            }
+        };
+        Ok(respond(answer.map(|review| summary(&review))))
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for DocreviewMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+            "docreview: review HTML documents. Read with reviews_read (list, get, outline, \
+             comments). Review in a run: run_write start, then comment (quotes copied exactly \
+             from the text), then complete with a summary. Act on existing comments with \
+             comment_write.",
+        )
+    }
+}
+
+/// Serves MCP over stdio until the client hangs up.
+pub async fn serve(client: Client) -> anyhow::Result<()> {
+    let service = DocreviewMcp::new(client)
+        .serve(rmcp::transport::stdio())
+        .await?;
+    service.waiting().await?;
+    Ok(())
+}
+
+fn new_comment(item: &CommentItem) -> Result<NewComment, String> {
+    let category = match item.category.as_deref() {
+        None => Category::Note,
+        Some(word) => Category::parse(word).ok_or_else(|| {
+            let words: Vec<_> = Category::ALL.iter().map(|c| c.as_str()).collect();
+            format!("unknown category `{word}`; use one of {}", words.join(", "))
+        })?,
+    };
+    Ok(NewComment {
+        body: item.body.clone(),
+        category: Some(category),
+        locator: Some(Locator {
+            section_id: item.section_id.clone(),
+            quote: item.quote.clone().map(|exact| Quote {
+                exact,
+                prefix: item.prefix.clone().unwrap_or_default(),
+                suffix: item.suffix.clone().unwrap_or_default(),
+            }),
+            ..Locator::default()
+        }),
+        base_comments_revision: None,
+    })
+}
+
+/// What an agent needs of a document, without its comments' full text.
+fn summary(review: &ReviewView) -> Value {
+    let open = review
+        .comments
+        .iter()
+        .filter(|c| c.status == CommentStatus::Open)
+        .count();
+    json!({
+        "reviewId": review.review_id,
+        "title": review.title,
+        "role": review.role,
+        "latestVersionId": review.latest_version_id,
+        "versions": review.source.versions,
+        "commentsRevision": review.comments_revision,
+        "comments": { "total": review.comments.len(), "open": open },
+        "runs": review.ai_review_runs,
+        "tags": review.tags,
+    })
+}
+
+/// A page of comments (from `cursor`, an offset) that fits the answer limit.
+fn comments_page(comments: &[CommentView], status: Option<&str>, cursor: Option<&str>) -> Value {
+    let chosen: Vec<&CommentView> = comments
+        .iter()
+        .filter(|c| status.is_none_or(|s| c.status.as_str() == s))
+        .collect();
+    let start = cursor
+        .and_then(|c| c.parse::<usize>().ok())
+        .unwrap_or(0)
+        .min(chosen.len());
+    let mut page: Vec<Value> = Vec::new();
+    let mut size = 0;
+    for comment in chosen[start..].iter().take(PAGE) {
+        let item = json!({
+            "id": comment.id,
+            "status": comment.status,
+            "category": comment.category,
+            "author": comment.author.display_name,
+            "body": comment.body,
+            "quote": comment.anchor.quote.as_ref().map(|q| &q.exact),
+            "sectionId": comment.anchor.section_id,
+            "anchor": comment.anchor.state,
+            "provisional": comment.provisional,
+            "replies": comment.thread.iter().map(|m| json!({ "author": m.author.display_name, "body": m.body })).collect::<Vec<_>>(),
+        });
+        size += item.to_string().len();
+        if size > ANSWER_LIMIT - 500 && !page.is_empty() {
+            break;
+        }
+        page.push(item);
+    }
+    let end = start + page.len();
+    json!({
+        "comments": page,
+        "total": chosen.len(),
+        "nextCursor": (end < chosen.len()).then(|| end.to_string()),
+    })
+}
+
+fn respond(answer: Result<Value, Error>) -> CallToolResult {
+    match answer {
+        Ok(value) => {
+            let mut text = value.to_string();
+            if text.len() > ANSWER_LIMIT {
+                let mut cut = ANSWER_LIMIT;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.truncate(cut);
+                text.push_str("… (trimmed: ask for less, or page with cursor)");
+            }
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        }
+        Err(error) => refusal(&way_out(&error)),
+    }
+}
+
+fn refusal(message: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.to_string())])
+}
+
+/// An error with what to do about it.
+fn way_out(error: &Error) -> String {
+    let hint = match error.code() {
+        Some("comments revision conflict") => " Read the comments again, then retry.",
+        Some("stale_target_version") => {
+            " A newer version arrived: read the document again and start a new run on it."
+        }
+        Some("invalid_request") if error.to_string().contains("quote") => {
+            " Copy the quote exactly from the document's text (reviews_read get/outline), or add \
+             prefix/suffix when it occurs more than once."
+        }
+        Some("unauthorized") => " Sign in again: `docreview auth login`.",
+        Some("not_found") => " Check the id with reviews_read list.",
+        _ => "",
+    };
+    format!("{error}{hint}")
+}
