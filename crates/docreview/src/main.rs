@@ -252,8 +252,11 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    // The client commands answer with their own exit codes (see `remote`).
+    // The server and operator commands fail with 1; the client commands answer with their own
+    // exit codes (see `remote`).
     let outcome = match cli.command {
+        Command::Serve(args) => return operator_exit(runtime.block_on(serve(args))),
+        Command::Admin { command } => return operator_exit(runtime.block_on(admin(command))),
         Command::Auth { command, output } => runtime.block_on(remote::auth(command, &output)),
         Command::Reviews { command, output } => runtime.block_on(remote::reviews(command, &output)),
         Command::Comments { command, output } => {
@@ -263,15 +266,6 @@ fn main() -> std::process::ExitCode {
         Command::Search { command, output } => runtime.block_on(remote::search(command, &output)),
         Command::Tokens { command, output } => runtime.block_on(remote::tokens(command, &output)),
         Command::Mcp => runtime.block_on(remote::mcp()),
-        command => {
-            return match runtime.block_on(run(command)) {
-                Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(error) => {
-                    eprintln!("error: {error:#}");
-                    std::process::ExitCode::FAILURE
-                }
-            };
-        }
     };
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -279,11 +273,13 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-async fn run(command: Command) -> anyhow::Result<()> {
-    match command {
-        Command::Serve(args) => serve(args).await,
-        Command::Admin { command } => admin(command).await,
-        _ => unreachable!("client commands are run by `remote`"),
+fn operator_exit(outcome: anyhow::Result<()>) -> std::process::ExitCode {
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }
 
