@@ -369,3 +369,48 @@ pub struct DocResult {
     /// HTML: escaped text with matches in `<mark>`.
     pub snippet: String,
 }
+
+/// `{ "review": Review }`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ReviewBody {
+    pub review: ReviewView,
+}
+
+/// `{ "run": Run }`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RunBody {
+    pub run: RunView,
+}
+
+/// `{ "commentsRevision": N }`, the answer to a cancel.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionBody {
+    pub comments_revision: i64,
+}
+
+/// `{ "member": Member }`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct MemberBody {
+    pub member: MemberView,
+}
+
+/// `{ "admin": Member }`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AdminBody {
+    pub admin: MemberView,
+}
+
+/// `{ "token": Token }`, with `revokedAt` set.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Revoked {
+    pub token: TokenView,
+}
+
+/// The answer to a deletion.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Deleted {
+    pub review_id: String,
+    pub deleted: bool,
+}

@@ -110,39 +110,6 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// `{ "review": Review }`.
-#[derive(serde::Deserialize)]
-struct ReviewBody {
-    review: ReviewView,
-}
-
-/// `{ "run": Run }`.
-#[derive(serde::Deserialize)]
-struct RunBody {
-    run: RunView,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RevisionBody {
-    comments_revision: i64,
-}
-
-#[derive(serde::Deserialize)]
-struct MemberBody {
-    member: MemberView,
-}
-
-#[derive(serde::Deserialize)]
-struct AdminBody {
-    admin: MemberView,
-}
-
-#[derive(serde::Deserialize)]
-struct Revoked {
-    token: TokenView,
-}
-
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct BaseRevision {

@@ -3,9 +3,9 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use docreview_api::{MeView, PageQuery, TokenList, TokenView};
+use docreview_api::{MeView, PageQuery, Revoked, TokenList};
 use docreview_core::access::Operation;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -38,12 +38,6 @@ async fn tokens(
     ApiQuery(query): ApiQuery<PageQuery>,
 ) -> Result<Response, ApiError> {
     Ok(Json(state.service.my_tokens(&actor, query).await?).into_response())
-}
-
-/// `{ "token": Token }`, with `revokedAt` set.
-#[derive(Serialize, utoipa::ToSchema)]
-struct Revoked {
-    token: TokenView,
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

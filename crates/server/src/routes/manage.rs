@@ -3,9 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use docreview_api::{MetaChange, OwnerChange, SharingChange, SharingView, TitleChange};
+use docreview_api::{Deleted, MetaChange, OwnerChange, SharingChange, SharingView, TitleChange};
 use docreview_core::access::Operation;
-use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -22,14 +21,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(allow(Operation::ReadSharing, routes!(sharing)))
         .routes(allow(Operation::ChangeSharing, routes!(change_sharing)))
         .routes(allow(Operation::Grant, routes!(transfer_owner)))
-}
-
-/// The answer to a deletion.
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct Deleted {
-    review_id: String,
-    deleted: bool,
 }
 
 /// Delete a document with its versions, comments and runs.

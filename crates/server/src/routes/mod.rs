@@ -16,35 +16,15 @@ use axum::Router;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::IntoResponse;
-use docreview_api::{ReviewView, RunView};
+use docreview_api::{ReviewBody, RevisionBody, RunBody};
 use docreview_core::access::{self, Actor, Operation};
 use docreview_core::{AuthFailure, Error};
-use serde::Serialize;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::openapi;
-
-/// `{ "review": Review }`, serialized straight from the view (no intermediate JSON tree).
-#[derive(Serialize, utoipa::ToSchema)]
-struct ReviewBody {
-    review: ReviewView,
-}
-
-/// `{ "run": Run }`.
-#[derive(Serialize, utoipa::ToSchema)]
-struct RunBody {
-    run: RunView,
-}
-
-/// `{ "commentsRevision": N }`, the answer to a cancel.
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct RevisionBody {
-    comments_revision: i64,
-}
 
 /// `{reviewId}` in a path.
 #[derive(serde::Deserialize, utoipa::IntoParams)]

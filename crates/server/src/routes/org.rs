@@ -5,10 +5,10 @@ use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use docreview_api::{
-    AdminList, MemberChange, MemberList, MemberRef, MemberView, NewMember, PageQuery,
+    AdminBody, AdminList, MemberBody, MemberChange, MemberList, MemberRef, NewMember, PageQuery,
 };
 use docreview_core::access::Operation;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -26,18 +26,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         ))
         .routes(allow(Operation::OrgRead, routes!(admins)))
         .routes(allow(Operation::OrgWrite, routes!(add_admin, remove_admin)))
-}
-
-/// `{ "member": Member }`.
-#[derive(Serialize, utoipa::ToSchema)]
-struct MemberBody {
-    member: MemberView,
-}
-
-/// `{ "admin": Member }`.
-#[derive(Serialize, utoipa::ToSchema)]
-struct AdminBody {
-    admin: MemberView,
 }
 
 /// The organization's members (admins only).
