@@ -671,6 +671,47 @@ impl Client {
     }
 }
 
+/// Where a new comment goes, as a person or an agent names it: a quote (with context when it
+/// occurs more than once), a section, or neither (the whole document).
+#[derive(Debug, Clone, Default)]
+pub struct Place {
+    pub quote: Option<String>,
+    pub prefix: Option<String>,
+    pub suffix: Option<String>,
+    pub section_id: Option<String>,
+}
+
+/// A new comment (without a base revision: it applies to whatever is current) from its text,
+/// its category's word (`None`: a note) and its place; an unknown word is refused with the list.
+pub fn new_comment(
+    body: String,
+    category: Option<&str>,
+    place: Place,
+) -> Result<NewComment, String> {
+    let category = match category {
+        None => Category::Note,
+        Some(word) => Category::parse(word).ok_or_else(|| {
+            let words: Vec<_> = Category::ALL.iter().map(|c| c.as_str()).collect();
+            format!("unknown category `{word}`; use one of {}", words.join(", "))
+        })?,
+    };
+    let quote = place.quote.map(|exact| Quote {
+        exact,
+        prefix: place.prefix.unwrap_or_default(),
+        suffix: place.suffix.unwrap_or_default(),
+    });
+    Ok(NewComment {
+        body,
+        category: Some(category),
+        locator: Some(Locator {
+            section_id: place.section_id,
+            quote,
+            ..Locator::default()
+        }),
+        base_comments_revision: None,
+    })
+}
+
 /// A path segment with the characters a URL path cannot carry as they are escaped.
 fn segment(value: &str) -> String {
     let mut out = String::with_capacity(value.len());

@@ -6,10 +6,10 @@
 //! characters, with a `nextCursor` to continue; errors say what to do instead.
 
 use docreview_client::api::{
-    Category, CommentStatus, CommentView, DocSearchQuery, FinishRun, ListQuery, Locator,
-    NewComment, NewReply, Quote, ReviewView, RunStatus, StartRun, StatusChange, TextEdit,
+    CommentStatus, CommentView, DocSearchQuery, FinishRun, ListQuery, NewComment, NewReply,
+    ReviewView, RunStatus, StartRun, StatusChange, TextEdit,
 };
-use docreview_client::{Client, DocumentUpload, Error, HtmlFile, VersionUpload};
+use docreview_client::{Client, DocumentUpload, Error, HtmlFile, Place, VersionUpload};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
@@ -397,27 +397,13 @@ pub async fn serve(client: Client) -> anyhow::Result<()> {
 }
 
 fn new_comment(item: &CommentItem) -> Result<NewComment, String> {
-    let category = match item.category.as_deref() {
-        None => Category::Note,
-        Some(word) => Category::parse(word).ok_or_else(|| {
-            let words: Vec<_> = Category::ALL.iter().map(|c| c.as_str()).collect();
-            format!("unknown category `{word}`; use one of {}", words.join(", "))
-        })?,
+    let place = Place {
+        quote: item.quote.clone(),
+        prefix: item.prefix.clone(),
+        suffix: item.suffix.clone(),
+        section_id: item.section_id.clone(),
     };
-    Ok(NewComment {
-        body: item.body.clone(),
-        category: Some(category),
-        locator: Some(Locator {
-            section_id: item.section_id.clone(),
-            quote: item.quote.clone().map(|exact| Quote {
-                exact,
-                prefix: item.prefix.clone().unwrap_or_default(),
-                suffix: item.suffix.clone().unwrap_or_default(),
-            }),
-            ..Locator::default()
-        }),
-        base_comments_revision: None,
-    })
+    docreview_client::new_comment(item.body.clone(), item.category.as_deref(), place)
 }
 
 /// What an agent needs of a document, without its comments' full text.

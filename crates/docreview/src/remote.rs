@@ -14,11 +14,10 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use docreview_client::api::secret::Secret;
 use docreview_client::api::{
-    Category, CodeExchange, CommentSearchQuery, CommentStatus, CommentView, DocSearchQuery,
-    FinishRun, ListQuery, Locator, NewComment, NewReply, PageQuery, Quote, RunStatus, StartRun,
-    StatusChange,
+    CodeExchange, CommentSearchQuery, CommentStatus, CommentView, DocSearchQuery, FinishRun,
+    ListQuery, NewComment, NewReply, PageQuery, RunStatus, StartRun, StatusChange,
 };
-use docreview_client::{Client, DocumentUpload, Error, HtmlFile};
+use docreview_client::{Client, DocumentUpload, Error, HtmlFile, Place};
 use docreview_core::identity::{new_pkce_verifier, pkce_challenge};
 use serde::{Deserialize, Serialize};
 
@@ -718,39 +717,14 @@ fn open_browser(url: &str) -> bool {
 
 /// The comment the command line describes.
 fn new_comment(args: CommentArgs) -> Result<NewComment, Failure> {
-    let CommentArgs {
-        body,
-        quote,
-        prefix,
-        suffix,
-        section,
-        category,
-    } = args;
-    let category = Category::parse(&category).ok_or_else(|| {
-        let words: Vec<_> = Category::ALL.iter().map(|c| c.as_str()).collect();
-        Failure::new(
-            2,
-            format!(
-                "unknown category `{category}`; use one of {}",
-                words.join(", ")
-            ),
-        )
-    })?;
-    let locator = Locator {
-        section_id: section,
-        quote: quote.map(|exact| Quote {
-            exact,
-            prefix: prefix.unwrap_or_default(),
-            suffix: suffix.unwrap_or_default(),
-        }),
-        ..Locator::default()
+    let place = Place {
+        quote: args.quote,
+        prefix: args.prefix,
+        suffix: args.suffix,
+        section_id: args.section,
     };
-    Ok(NewComment {
-        body,
-        category: Some(category),
-        locator: Some(locator),
-        base_comments_revision: None,
-    })
+    docreview_client::new_comment(args.body, Some(&args.category), place)
+        .map_err(|message| Failure::new(2, message))
 }
 
 fn report_comment(written: &docreview_client::api::CommentWritten, output: &Output) {
