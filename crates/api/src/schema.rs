@@ -88,6 +88,16 @@ mod tests {
         assert_eq!(whitespace, listed.len() - 2 + 11);
         assert!(trimmed(300).contains("{0,298}"));
     }
+
+    #[test]
+    fn whole_numbers_may_be_written_with_a_zero_fraction() {
+        let read = |json: &str| serde_json::from_str::<crate::requests::TextEdit>(json);
+        let edit = read(r#"{"body":"x","baseCommentsRevision":5.0}"#).expect("5.0 is 5");
+        assert_eq!(edit.base_comments_revision, Some(5));
+        assert!(read(r#"{"body":"x","baseCommentsRevision":5.5}"#).is_err());
+        let missing = read(r#"{"body":"x"}"#).expect("optional");
+        assert_eq!(missing.base_comments_revision, None);
+    }
 }
 
 /// Integers as JSON Schema counts them: a number with no fraction, `5` or `5.0` alike.

@@ -159,6 +159,14 @@ impl Client {
         &self.base
     }
 
+    /// The page where a signed-in person approves a command-line login for the PKCE
+    /// `challenge`, naming the client and the scopes it asks for.
+    pub fn cli_login_url(&self, challenge: &str, name: &str, scopes: &str) -> String {
+        let page = format!("{}/cli-login", self.base);
+        let query = [("challenge", challenge), ("name", name), ("scopes", scopes)];
+        reqwest::Url::parse_with_params(&page, query).map_or(page, String::from)
+    }
+
     fn request(&self, method: Method, path: &str) -> RequestBuilder {
         let builder = self.http.request(method, format!("{}{path}", self.base));
         match &self.token {
@@ -819,6 +827,70 @@ mod tests {
         assert_eq!(other.code(), Some("not_found"));
         let garbage = refusal(StatusCode::BAD_GATEWAY, b"<html>");
         assert!(matches!(garbage, Error::Decode(_)));
+    }
+
+    /// A server answering each connection with the next of `answers` (raw HTTP), counting them.
+    async fn scripted(
+        answers: Vec<String>,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("address"));
+        let seen = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = seen.clone();
+        tokio::spawn(async move {
+            for answer in answers {
+                let Ok((mut socket, _)) = listener.accept().await else {
+                    return;
+                };
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                counter.fetch_add(1, Ordering::SeqCst);
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        (base, seen)
+    }
+
+    /// A raw HTTP answer with a JSON body.
+    fn answer(status: &str, headers: &str, body: &str) -> String {
+        format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n\
+             {headers}content-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    fn busy() -> String {
+        let body = r#"{"error":"unavailable","status":503,"message":"busy now"}"#;
+        answer("503 Service Unavailable", "retry-after: 0\r\n", body)
+    }
+
+    fn me() -> String {
+        let body = r#"{"user":{"id":"usr_1","provider":"local","displayName":"Ada","email":"ada@example.com","membership":"internal","status":"active","isAdmin":false,"createdAt":"x"}}"#;
+        answer("200 OK", "", body)
+    }
+
+    #[tokio::test]
+    async fn idempotent_calls_are_retried_after_503_and_others_are_not() {
+        use std::sync::atomic::Ordering;
+        let (base, seen) = scripted(vec![busy(), me()]).await;
+        let client = Client::new(&base, None).expect("client");
+        let me = client.me().await.expect("answered on the second try");
+        assert_eq!(me.user.email, "ada@example.com");
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
+
+        let (base, seen) = scripted(vec![busy(), busy()]).await;
+        let client = Client::new(&base, None).expect("client");
+        let refused = client
+            .start_run("rv_1", &StartRun::default())
+            .await
+            .expect_err("a POST is not repeated");
+        assert_eq!(refused.status(), Some(503));
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
     }
 
     #[test]

@@ -354,11 +354,7 @@ async fn login(args: LoginArgs, output: &Output) -> Outcome {
         let verifier = new_pkce_verifier();
         let challenge = pkce_challenge(verifier.expose());
         let name = format!("docreview CLI on {}", hostname());
-        let url = format!(
-            "{base}/cli-login?challenge={challenge}&name={}&scopes={}",
-            escape(&name),
-            escape(&args.scopes.join(","))
-        );
+        let url = anonymous.cli_login_url(&challenge, &name, &args.scopes.join(","));
         if args.no_browser || !open_browser(&url) {
             eprintln!(
                 "Open this link in a browser where you are signed in, and approve:\n\n  {url}\n"
@@ -654,25 +650,12 @@ fn print_json(value: &impl Serialize) {
     }
 }
 
-/// Whole days from now until an RFC 3339 time (`2027-02-20T…`), by calendar date.
+/// Whole days from now until an RFC 3339 time (`2027-02-20T…`).
 fn days_left(expires_at: &str) -> Option<i64> {
-    let date = |text: &str| -> Option<i64> {
-        let mut parts = text.get(..10)?.split('-').map(|p| p.parse::<i64>().ok());
-        let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
-        // Days since 1970-01-01 (civil-from-days inverse, Howard Hinnant's algorithm).
-        let y = if m <= 2 { y - 1 } else { y };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        Some(era * 146_097 + doe - 719_468)
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs() as i64
-        / 86_400;
-    Some(date(expires_at)? - now)
+    let at =
+        time::OffsetDateTime::parse(expires_at, &time::format_description::well_known::Rfc3339)
+            .ok()?;
+    Some((at - time::OffsetDateTime::now_utc()).whole_days())
 }
 
 fn hostname() -> String {
@@ -681,20 +664,6 @@ fn hostname() -> String {
         .map(|name| name.trim().to_string())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "this computer".to_string())
-}
-
-/// Percent-encodes a query value.
-fn escape(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 /// Opens `url` in the desktop's browser; `false` when there is none (e.g. over SSH).
@@ -919,23 +888,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn days_are_counted_by_calendar_date() {
-        assert_eq!(
-            days_left("1970-01-11T00:00:00Z").map(|d| d + now_days()),
-            Some(10)
-        );
+    fn days_left_until_an_expiry() {
+        let in_ten_days =
+            time::OffsetDateTime::now_utc() + time::Duration::days(10) + time::Duration::hours(1);
+        let text = in_ten_days
+            .format(&time::format_description::well_known::Rfc3339)
+            .expect("format");
+        assert_eq!(days_left(&text), Some(10));
         assert_eq!(days_left("garbage"), None);
-    }
-
-    fn now_days() -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64 / 86_400)
-    }
-
-    #[test]
-    fn query_values_are_escaped() {
-        assert_eq!(escape("docs,comments"), "docs%2Ccomments");
-        assert_eq!(escape("a b"), "a%20b");
     }
 }

@@ -39,13 +39,11 @@ fn json_of(output: &Output) -> Value {
 
 /// The value of `name` in a URL's query.
 fn query_value(url: &str, name: &str) -> String {
-    let query = url.split_once('?').map_or("", |(_, q)| q);
-    let raw = query
-        .split('&')
-        .find_map(|pair| pair.strip_prefix(&format!("{name}=")))
-        .unwrap_or_default();
-    // Only %2C and %20 appear in what the CLI writes.
-    raw.replace("%2C", ",").replace("%20", " ")
+    let url = reqwest::Url::parse(url).expect("a URL");
+    url.query_pairs()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread")]
