@@ -153,6 +153,37 @@ impl Context {
             .await?
             .is_some_and(|thread| stamp_of(&thread) == seen))
     }
+
+    /// Runs a write on a thread with the page's base revision. When the revision moved but the
+    /// thread still shows what the person saw (another thread changed), the write is applied to
+    /// what is current; when the thread itself changed, the person decides again.
+    async fn guarded<T, F>(
+        &self,
+        comment_id: &str,
+        base: Option<i64>,
+        seen: &str,
+        write: impl Fn(Option<i64>) -> F,
+    ) -> Result<Guarded<T>, WebError>
+    where
+        F: Future<Output = Result<T, Error>>,
+    {
+        match write(base).await {
+            Err(Error::RevisionConflict { .. }) => {
+                if self.unchanged(comment_id, seen).await? {
+                    Ok(Guarded::Written(write(None).await))
+                } else {
+                    Ok(Guarded::ThreadChanged)
+                }
+            }
+            outcome => Ok(Guarded::Written(outcome)),
+        }
+    }
+}
+
+/// The outcome of [`Context::guarded`].
+enum Guarded<T> {
+    Written(Result<T, Error>),
+    ThreadChanged,
 }
 
 /// A form field that may be sent empty.
@@ -256,8 +287,9 @@ async fn create(
     }
 }
 
+/// A reply or an edit: the text, the revision the page showed, and the thread's stamp.
 #[derive(Deserialize)]
-struct ReplyForm {
+struct TextForm {
     body: String,
     base: Option<i64>,
     #[serde(default)]
@@ -269,7 +301,7 @@ async fn reply(
     signed_in: SignedIn,
     headers: HeaderMap,
     Path((review_id, comment_id)): Path<(String, String)>,
-    CsrfForm(form): CsrfForm<ReplyForm>,
+    CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
     let context = Context::new(state, signed_in, &headers, review_id);
     let write = |base| NewReply {
@@ -279,11 +311,14 @@ async fn reply(
     };
     let service = &context.state.service;
     let actor = &context.signed_in.actor;
-    let mut outcome = service
-        .reply(actor, &context.review_id, &comment_id, write(form.base))
-        .await;
-    if let Err(Error::RevisionConflict { .. }) = outcome {
-        if !context.unchanged(&comment_id, &form.seen).await? {
+    let (review_id, comment, write) = (&context.review_id, comment_id.as_str(), &write);
+    let reply = move |base| service.reply(actor, review_id, comment, write(base));
+    match context
+        .guarded(&comment_id, form.base, &form.seen, reply)
+        .await?
+    {
+        Guarded::Written(outcome) => outcome.map_err(|error| context.core(error))?,
+        Guarded::ThreadChanged => {
             return context
                 .reoffer(Offer {
                     comment_id,
@@ -295,11 +330,7 @@ async fn reply(
                 })
                 .await;
         }
-        outcome = service
-            .reply(actor, &context.review_id, &comment_id, write(None))
-            .await;
-    }
-    outcome.map_err(|error| context.core(error))?;
+    };
     context.panel().await
 }
 
@@ -327,11 +358,14 @@ async fn status(
     };
     let service = &context.state.service;
     let actor = &context.signed_in.actor;
-    let mut outcome = service
-        .set_status(actor, &context.review_id, &comment_id, write(form.base))
-        .await;
-    if let Err(Error::RevisionConflict { .. }) = outcome {
-        if !context.unchanged(&comment_id, &form.seen).await? {
+    let (review_id, comment, write) = (&context.review_id, comment_id.as_str(), &write);
+    let set = move |base| service.set_status(actor, review_id, comment, write(base));
+    let outcome = match context
+        .guarded(&comment_id, form.base, &form.seen, set)
+        .await?
+    {
+        Guarded::Written(outcome) => outcome,
+        Guarded::ThreadChanged => {
             let verb = if target == CommentStatus::Closed {
                 "resolve"
             } else {
@@ -349,10 +383,7 @@ async fn status(
                 })
                 .await;
         }
-        outcome = service
-            .set_status(actor, &context.review_id, &comment_id, write(None))
-            .await;
-    }
+    };
     match outcome {
         Ok(_) => context.panel().await,
         Err(Error::InvalidTransition(_)) => {
@@ -374,20 +405,12 @@ async fn status(
     }
 }
 
-#[derive(Deserialize)]
-struct EditForm {
-    body: String,
-    base: Option<i64>,
-    #[serde(default)]
-    seen: String,
-}
-
 async fn edit(
     State(state): State<AppState>,
     signed_in: SignedIn,
     headers: HeaderMap,
     Path((review_id, comment_id)): Path<(String, String)>,
-    CsrfForm(form): CsrfForm<EditForm>,
+    CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
     let context = Context::new(state, signed_in, &headers, review_id);
     let write = |base| TextEdit {
@@ -396,11 +419,14 @@ async fn edit(
     };
     let service = &context.state.service;
     let actor = &context.signed_in.actor;
-    let mut outcome = service
-        .edit_comment(actor, &context.review_id, &comment_id, write(form.base))
-        .await;
-    if let Err(Error::RevisionConflict { .. }) = outcome {
-        if !context.unchanged(&comment_id, &form.seen).await? {
+    let (review_id, comment, write) = (&context.review_id, comment_id.as_str(), &write);
+    let edit = move |base| service.edit_comment(actor, review_id, comment, write(base));
+    match context
+        .guarded(&comment_id, form.base, &form.seen, edit)
+        .await?
+    {
+        Guarded::Written(outcome) => outcome.map_err(|error| context.core(error))?,
+        Guarded::ThreadChanged => {
             return context
                 .reoffer(Offer {
                     comment_id,
@@ -412,11 +438,7 @@ async fn edit(
                 })
                 .await;
         }
-        outcome = service
-            .edit_comment(actor, &context.review_id, &comment_id, write(None))
-            .await;
-    }
-    outcome.map_err(|error| context.core(error))?;
+    };
     context.panel().await
 }
 
@@ -448,7 +470,7 @@ async fn edit_reply(
     signed_in: SignedIn,
     headers: HeaderMap,
     Path((review_id, comment_id, message_id)): Path<(String, String, String)>,
-    CsrfForm(form): CsrfForm<EditForm>,
+    CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
     let context = Context::new(state, signed_in, &headers, review_id);
     let edit = TextEdit {
