@@ -21,6 +21,9 @@ pub struct ErrorBody {
     /// On 409 `stale_target_version`: the latest version's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latest_version_id: Option<String>,
+    /// On 400 for a batch sent with `atomic: true`: the items that failed (none was written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<Vec<crate::views::BatchFailure>>,
     /// On 5xx: the request's id (also in `x-request-id`), to find it in the server's log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,

@@ -40,6 +40,37 @@ pub struct NewComment {
     pub base_comments_revision: Option<i64>,
 }
 
+/// The most comments one batch may hold.
+pub const MAX_BATCH_COMMENTS: usize = 200;
+
+/// Comments written in a run in one step: checked and anchored first, then the ones that pass
+/// are written in one transaction with one `commentsRevision` bump.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewRunComments {
+    #[schema(min_items = 1, max_items = 200)]
+    pub comments: Vec<BatchComment>,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_comments_revision: Option<i64>,
+    /// When any item fails, write none of them (400 with the failures in `failed`).
+    #[serde(default)]
+    pub atomic: bool,
+}
+
+/// One comment of a batch. What the batch checks per item (body length, category, where the
+/// quote is) fails that item alone, so the schema leaves it open.
+#[derive(Debug, Clone, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchComment {
+    /// 1 to 20,000 characters.
+    pub body: String,
+    /// One of the comment categories (default `note`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locator: Option<Locator>,
+}
+
 #[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewReply {

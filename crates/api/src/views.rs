@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::secret::Secret;
-use crate::wire::{Anchor, Section, User};
+use crate::wire::{Anchor, Position, Quote, Section, User};
 use crate::words::*;
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
@@ -210,6 +210,48 @@ pub struct CommentWritten {
     /// taken; clients can warn and send context.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quote_matches: Option<usize>,
+}
+
+/// The answer to a batch of run comments.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCommentsWritten {
+    /// The comments written, in the order sent.
+    pub written: Vec<BatchWritten>,
+    /// The items not written, in the order sent.
+    pub failed: Vec<BatchFailure>,
+    /// After the write; unchanged when nothing was written.
+    pub comments_revision: i64,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchWritten {
+    /// The item's place in the request's `comments` (from 0).
+    pub index: usize,
+    pub comment: CommentView,
+}
+
+/// Why one item of a batch was not written, and for a quote, what it may have meant.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchFailure {
+    /// The item's place in the request's `comments` (from 0).
+    pub index: usize,
+    pub error: BatchItemError,
+    pub message: String,
+    /// For `quote_not_found`, the closest passages of the text; for `quote_ambiguous`, the
+    /// first occurrences. Each can be sent back as the item's `locator`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<QuoteCandidate>,
+}
+
+/// A passage of the latest version's text, as a locator that anchors to exactly it.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QuoteCandidate {
+    pub quote: Quote,
+    pub position: Position,
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]

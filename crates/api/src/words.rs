@@ -42,6 +42,14 @@ macro_rules! word_enum {
     };
 }
 
+word_enum!(
+    /// Why one item of a batch of run comments was not written.
+    BatchItemError {
+        QuoteNotFound => "quote_not_found",
+        QuoteAmbiguous => "quote_ambiguous",
+        InvalidRequest => "invalid_request",
+    }
+);
 word_enum!(Provider { Local => "local", Oidc => "oidc", Service => "service" });
 word_enum!(Membership { Internal => "internal", External => "external" });
 word_enum!(

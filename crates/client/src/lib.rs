@@ -553,6 +553,22 @@ impl Client {
         self.call_json(Method::POST, &path, input).await
     }
 
+    /// Writes up to 200 comments in a run in one step; the answer lists what was written and
+    /// what failed (with `atomic`, a failure is an [`Error::Api`] whose body's `failed` says why).
+    pub async fn add_run_comments(
+        &self,
+        review_id: &str,
+        run_id: &str,
+        input: &NewRunComments,
+    ) -> Result<RunCommentsWritten> {
+        let path = format!(
+            "/api/reviews/{}/ai-review-runs/{}/comments/batch",
+            segment(review_id),
+            segment(run_id)
+        );
+        self.call_json(Method::POST, &path, input).await
+    }
+
     // --- search ------------------------------------------------------------------------------
 
     pub async fn search_comments(&self, query: &CommentSearchQuery) -> Result<CommentResults> {

@@ -1,11 +1,77 @@
 //! Turning a client's locator into an anchor, and carrying anchors onto a new version.
 
 pub use docreview_api::wire::Locator;
-use docreview_text::{IndexedText, MatchKind, QUOTE_CONTEXT, TextQuote};
+use docreview_api::{BatchItemError, QuoteCandidate};
+use docreview_text::{IndexedText, MatchKind, QUOTE_CONTEXT, TextMatch, TextQuote};
 
 use crate::error::{Error, Result};
 use crate::model::{Anchor, AnchorState, Position, Quote, SectionSpec};
 use crate::texts::VersionText;
+
+/// How far a quote's occurrences are counted (enough to say "many").
+pub const AMBIGUITY_COUNT_LIMIT: usize = 1_000;
+
+/// How many passages a quote that cannot be placed is offered.
+const CANDIDATES: usize = 3;
+
+/// Why a quote cannot be placed as sent, and the passages it may have meant.
+#[derive(Debug)]
+pub struct QuoteTrouble {
+    pub error: BatchItemError,
+    pub message: String,
+    pub candidates: Vec<QuoteCandidate>,
+}
+
+/// A quote [`resolve`] would refuse (it does not occur, even ignoring white space), or would
+/// place by guessing (it occurs more than once and no prefix, suffix or position says which).
+/// A batch refuses both, offering the passages meant: the closest ones, or the first
+/// occurrences.
+pub fn quote_trouble(locator: &Locator, text: &VersionText) -> Option<QuoteTrouble> {
+    let quote = locator.quote.as_ref().filter(|q| !q.exact.is_empty())?;
+    let text = &text.text;
+    let count = docreview_text::count_exact(text, &quote.exact, AMBIGUITY_COUNT_LIMIT);
+    let candidates = |found: Vec<TextMatch>| {
+        found
+            .iter()
+            .map(|m| candidate(text, m.start, m.end))
+            .collect()
+    };
+    if count == 0 && docreview_text::find_ignoring_whitespace(text, &quote.exact, None).is_none() {
+        let candidates: Vec<QuoteCandidate> =
+            candidates(docreview_text::nearest(text, &quote.exact, CANDIDATES));
+        let message = if candidates.is_empty() {
+            "locator.quote was not found in the document's text, nor anything close to it"
+        } else {
+            "locator.quote was not found in the document's text; `candidates` has the closest passages"
+        };
+        return Some(QuoteTrouble {
+            error: BatchItemError::QuoteNotFound,
+            message: message.to_string(),
+            candidates,
+        });
+    }
+    let unguided = quote.prefix.is_empty() && quote.suffix.is_empty() && locator.position.is_none();
+    (count > 1 && unguided).then(|| QuoteTrouble {
+        error: BatchItemError::QuoteAmbiguous,
+        message: format!(
+            "locator.quote occurs {}{count} times; send a prefix, suffix or position to say \
+             which (`candidates` has the first ones)",
+            if count == AMBIGUITY_COUNT_LIMIT {
+                "at least "
+            } else {
+                ""
+            }
+        ),
+        candidates: candidates(docreview_text::occurrences(text, &quote.exact, CANDIDATES)),
+    })
+}
+
+fn candidate(text: &IndexedText, start: usize, end: usize) -> QuoteCandidate {
+    QuoteCandidate {
+        quote: quote_at(text, start, end),
+        position: Position { start, end },
+    }
+}
 
 /// Resolves `locator` against the text of version `version_id` (the latest).
 /// `structure` holds the sections supplied at creation for documents without headings.

@@ -17,6 +17,9 @@ pub enum Error {
     Forbidden(String),
     #[error("{0}")]
     InvalidRequest(String),
+    /// A batch sent with `atomic: true` in which some items failed; nothing was written.
+    #[error("{} of the batch's comments failed; none was written", .0.len())]
+    BatchRejected(Vec<docreview_api::BatchFailure>),
     /// The document, comment or other identifier does not exist or is not visible.
     #[error("{0} not found")]
     NotFound(&'static str),

@@ -995,3 +995,273 @@ async fn concurrent_run_comments_without_a_base_revision_never_conflict() {
         Some(24)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Batches of run comments
+// ---------------------------------------------------------------------------------------------
+
+impl Doc {
+    async fn batch(&self, client: &Client, run_id: &str, body: Value) -> Reply {
+        client
+            .post(&format!("{}/comments/batch", self.run(run_id)), &body)
+            .await
+    }
+}
+
+fn quoting(exact: &str) -> Value {
+    json!({ "body": format!("about {exact}"), "locator": { "quote": { "exact": exact } } })
+}
+
+#[tokio::test]
+async fn a_batch_is_written_in_one_comment_change_in_the_order_sent() {
+    let doc = setup().await;
+    let run_id = id_of(&doc.start(&doc.agent).await);
+    let mut items: Vec<Value> = ["cat sat", "the mat", "dog lay", "the rug"]
+        .iter()
+        .map(|exact| quoting(exact))
+        .collect();
+    items.push(json!({ "body": "on the section", "category": "revise",
+                       "locator": { "sectionId": "later" } }));
+    items.push(json!({ "body": "on the document", "category": "needs_review" }));
+
+    let reply = doc
+        .batch(&doc.agent, &run_id, json!({ "comments": items }))
+        .await;
+    let answer = reply.expect(201).clone();
+    assert_eq!(answer["commentsRevision"], 1, "one bump for the batch");
+    assert_eq!(answer["failed"], json!([]));
+    let written = answer["written"].as_array().expect("written");
+    let indexes: Vec<u64> = written
+        .iter()
+        .map(|w| w["index"].as_u64().expect("index"))
+        .collect();
+    assert_eq!(indexes, vec![0, 1, 2, 3, 4, 5]);
+    assert_eq!(written[1]["comment"]["anchor"]["quote"]["exact"], "the mat");
+    assert_eq!(written[4]["comment"]["category"], "revise");
+    assert_eq!(written[4]["comment"]["anchor"]["sectionId"], "later");
+    assert_eq!(written[5]["comment"]["category"], "needs_review");
+    assert!(written.iter().all(|w| w["comment"]["provisional"] == true));
+    assert!(
+        written
+            .iter()
+            .all(|w| w["comment"]["runId"] == run_id.as_str())
+    );
+
+    let review = doc.review(&doc.owner).await;
+    assert_eq!(review["commentsRevision"], 1);
+    let ids: Vec<String> = written.iter().map(|w| id_of(&w["comment"])).collect();
+    for id in &ids {
+        let seen = find(&review, id).expect("batch comment persisted");
+        assert_eq!(seen["provisional"], true);
+    }
+    doc.finish(&doc.agent, &run_id, "completed")
+        .await
+        .expect(200);
+    let review = doc.review(&doc.owner).await;
+    assert_eq!(
+        run_in(&review, &run_id)["commentIds"]
+            .as_array()
+            .map(Vec::len),
+        Some(6)
+    );
+}
+
+#[tokio::test]
+async fn a_batch_answers_failed_items_with_index_code_and_candidates_and_writes_the_rest() {
+    let doc = setup().await;
+    let run_id = id_of(&doc.start(&doc.agent).await);
+    let items = json!([
+        quoting("cat sat"),
+        quoting("The cat sit on the mat"),
+        quoting("on the"),
+        { "body": "odd", "category": "nitpick" },
+        { "body": "" },
+        { "body": "x", "locator": { "sectionId": "nowhere" } },
+        quoting("dog lay"),
+    ]);
+    let reply = doc
+        .batch(&doc.agent, &run_id, json!({ "comments": items }))
+        .await;
+    let answer = reply.expect(201).clone();
+    assert_eq!(answer["commentsRevision"], 1);
+    let written: Vec<u64> = answer["written"]
+        .as_array()
+        .expect("written")
+        .iter()
+        .map(|w| w["index"].as_u64().expect("index"))
+        .collect();
+    assert_eq!(written, vec![0, 6]);
+    let failed = answer["failed"].as_array().expect("failed");
+    let codes: Vec<(u64, &str)> = failed
+        .iter()
+        .map(|f| {
+            (
+                f["index"].as_u64().expect("index"),
+                f["error"].as_str().expect("error"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            (1, "quote_not_found"),
+            (2, "quote_ambiguous"),
+            (3, "invalid_request"),
+            (4, "invalid_request"),
+            (5, "invalid_request"),
+        ]
+    );
+    let near = &failed[0]["candidates"][0];
+    assert_eq!(near["quote"]["exact"], "The cat sat on the mat");
+    assert!(
+        near["quote"]["suffix"]
+            .as_str()
+            .expect("suffix")
+            .starts_with(".Later")
+    );
+    assert_eq!(near["position"], json!({ "start": 5, "end": 27 }));
+    let occurrences: Vec<&Value> = failed[1]["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .map(|c| &c["position"])
+        .collect();
+    assert_eq!(
+        occurrences,
+        vec![
+            &json!({ "start": 17, "end": 23 }),
+            &json!({ "start": 51, "end": 57 })
+        ]
+    );
+    assert!(
+        failed[1]["message"]
+            .as_str()
+            .expect("message")
+            .contains("2 times")
+    );
+    assert!(
+        failed[2]["message"]
+            .as_str()
+            .expect("message")
+            .contains("nitpick")
+    );
+    assert!(failed[2].get("candidates").is_none());
+
+    // A candidate sent back as the locator anchors to exactly that passage.
+    let retry =
+        json!({ "comments": [{ "body": "second place", "locator": failed[1]["candidates"][1] }] });
+    let answer = doc
+        .batch(&doc.agent, &run_id, retry)
+        .await
+        .expect(201)
+        .clone();
+    assert_eq!(answer["commentsRevision"], 2);
+    let anchor = &answer["written"][0]["comment"]["anchor"];
+    assert_eq!(anchor["sectionId"], "later");
+    assert_eq!(anchor["quote"]["exact"], "on the");
+    assert_eq!(
+        doc.review(&doc.owner).await["comments"]
+            .as_array()
+            .map(Vec::len),
+        Some(3)
+    );
+}
+
+#[tokio::test]
+async fn an_atomic_batch_with_one_failure_writes_nothing() {
+    let doc = setup().await;
+    let run_id = id_of(&doc.start(&doc.agent).await);
+    let body = json!({ "atomic": true,
+                       "comments": [quoting("cat sat"), quoting("no such words here")] });
+    let reply = doc.batch(&doc.agent, &run_id, body).await;
+    let error = reply.expect_error(400, "invalid_request").clone();
+    assert_eq!(error["failed"][0]["index"], 1);
+    assert_eq!(error["failed"][0]["error"], "quote_not_found");
+    let review = doc.review(&doc.owner).await;
+    assert_eq!(review["commentsRevision"], 0);
+    assert_eq!(review["comments"], json!([]));
+}
+
+#[tokio::test]
+async fn a_batch_in_which_every_item_fails_writes_nothing_and_answers_200() {
+    let doc = setup().await;
+    let run_id = id_of(&doc.start(&doc.agent).await);
+    let body = json!({ "comments": [quoting("absent words"), { "body": "" }] });
+    let answer = doc
+        .batch(&doc.agent, &run_id, body)
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(answer["written"], json!([]));
+    assert_eq!(answer["failed"].as_array().map(Vec::len), Some(2));
+    assert_eq!(answer["commentsRevision"], 0);
+    assert_eq!(doc.review(&doc.owner).await["commentsRevision"], 0);
+}
+
+#[tokio::test]
+async fn a_batch_checks_its_size_base_revision_run_and_caller() {
+    let doc = setup().await;
+    let run_id = id_of(&doc.start(&doc.agent).await);
+    doc.batch(&doc.agent, &run_id, json!({ "comments": [] }))
+        .await
+        .expect_error(400, "invalid_request");
+    let too_many: Vec<Value> = (0..201).map(|_| json!({ "body": "x" })).collect();
+    doc.batch(&doc.agent, &run_id, json!({ "comments": too_many }))
+        .await
+        .expect_error(400, "invalid_request");
+    doc.batch(&doc.agent, &run_id, json!({ "comments": "many" }))
+        .await
+        .expect_error(400, "invalid_request");
+    doc.batch(&doc.agent, &run_id, json!({ "comments": [{ "body": 5 }] }))
+        .await
+        .expect_error(400, "invalid_request");
+    let nul = json!({ "comments": [{ "body": "x", "locator": { "versionId": "ver_\u{0}" } }] });
+    doc.batch(&doc.agent, &run_id, nul)
+        .await
+        .expect_error(400, "invalid_request");
+
+    doc.owner.comment_on(&doc.id, "dog lay", "human note").await;
+    let stale = json!({ "baseCommentsRevision": 0, "comments": [{ "body": "x" }] });
+    let error = doc.batch(&doc.agent, &run_id, stale).await;
+    assert_eq!(
+        error.expect_error(409, "comments revision conflict")["currentRevision"],
+        1
+    );
+
+    let two_hundred: Vec<Value> = (0..200)
+        .map(|i| json!({ "body": format!("n{i}") }))
+        .collect();
+    let current = json!({ "baseCommentsRevision": 1, "comments": two_hundred });
+    let answer = doc
+        .batch(&doc.agent, &run_id, current)
+        .await
+        .expect(201)
+        .clone();
+    assert_eq!(answer["commentsRevision"], 2);
+    assert_eq!(answer["written"].as_array().map(Vec::len), Some(200));
+
+    doc.batch(
+        &doc.agent,
+        "run_missing",
+        json!({ "comments": [{ "body": "x" }] }),
+    )
+    .await
+    .expect_error(404, "not_found");
+    doc.batch(
+        &doc.server.client(None),
+        &run_id,
+        json!({ "comments": [{ "body": "x" }] }),
+    )
+    .await
+    .expect_error(401, "unauthorized");
+    doc.finish(&doc.agent, &run_id, "cancelled")
+        .await
+        .expect(200);
+    doc.batch(
+        &doc.agent,
+        &run_id,
+        json!({ "comments": [{ "body": "x" }] }),
+    )
+    .await
+    .expect_error(409, "invalid_transition");
+}

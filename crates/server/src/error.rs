@@ -37,6 +37,7 @@ pub fn error_body(status: StatusCode, error: &str, message: impl Into<String>) -
         reason: None,
         current_revision: None,
         latest_version_id: None,
+        failed: None,
         request_id: if status.is_server_error() {
             crate::middleware::current_request_id()
         } else {
@@ -78,7 +79,9 @@ impl IntoResponse for ApiError {
             Error::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
             Error::InsufficientScope(_) => (StatusCode::FORBIDDEN, "insufficient_scope"),
             Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
-            Error::InvalidRequest(_) => (StatusCode::BAD_REQUEST, "invalid_request"),
+            Error::InvalidRequest(_) | Error::BatchRejected(_) => {
+                (StatusCode::BAD_REQUEST, "invalid_request")
+            }
             Error::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             Error::RevisionConflict { .. } => (StatusCode::CONFLICT, "comments revision conflict"),
             Error::StaleVersion { .. } => (StatusCode::CONFLICT, "stale_target_version"),
@@ -110,6 +113,7 @@ impl IntoResponse for ApiError {
             Error::Unauthorized(failure) => body.reason = Some(failure.as_str().to_string()),
             Error::RevisionConflict { current } => body.current_revision = Some(*current),
             Error::StaleVersion { latest } => body.latest_version_id = Some(latest.clone()),
+            Error::BatchRejected(failed) => body.failed = Some(failed.clone()),
             _ => {}
         }
         let mut response = respond(body);

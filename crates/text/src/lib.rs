@@ -14,5 +14,5 @@ pub use html::{DocumentText, Heading, collapse_whitespace, extract, slug};
 pub use indexed::IndexedText;
 pub use quote::{
     MatchKind, QUOTE_CONTEXT, TextMatch, TextQuote, count_exact, find_exact,
-    find_ignoring_whitespace, max_errors, quote_at, reanchor,
+    find_ignoring_whitespace, max_errors, nearest, occurrences, quote_at, reanchor,
 };

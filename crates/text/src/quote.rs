@@ -199,21 +199,68 @@ pub fn find_ignoring_whitespace(
 /// How many times `exact` occurs in `text` (overlapping occurrences included, as `find_exact`
 /// considers them), counting at most `limit`.
 pub fn count_exact(text: &IndexedText, exact: &str, limit: usize) -> usize {
-    let Some(first) = exact.chars().next() else {
-        return 0;
-    };
+    exact_starts(text, exact).take(limit).count()
+}
+
+/// The first `limit` exact occurrences of `exact`, in text order (overlapping ones included).
+pub fn occurrences(text: &IndexedText, exact: &str, limit: usize) -> Vec<TextMatch> {
+    let len = exact.chars().count();
+    exact_starts(text, exact)
+        .take(limit)
+        .map(|byte| exact_match(text.byte_to_char(byte), len))
+        .collect()
+}
+
+/// Byte offsets where `exact` starts in `text`, overlapping occurrences included.
+fn exact_starts<'a>(text: &'a IndexedText, exact: &'a str) -> impl Iterator<Item = usize> + 'a {
     let finder = memmem::Finder::new(exact.as_bytes());
+    // Advancing by the first char's width keeps positions on char boundaries.
+    let step = exact.chars().next().map_or(0, char::len_utf8);
     let haystack = text.as_str().as_bytes();
-    let mut count = 0;
     let mut pos = 0;
-    while count < limit {
-        let Some(found) = finder.find(&haystack[pos..]) else {
-            break;
-        };
-        count += 1;
-        pos += found + first.len_utf8();
+    std::iter::from_fn(move || {
+        if step == 0 || pos > haystack.len() {
+            return None;
+        }
+        let byte = pos + finder.find(&haystack[pos..])?;
+        pos = byte + step;
+        Some(byte)
+    })
+}
+
+/// Places a quote that does not occur in `text` may have meant: up to `limit` passages within
+/// [`max_errors`] edits of `exact`, fewest edits first, then in text order, none overlapping.
+/// Empty when nothing is that close, or the quote is too long to search approximately.
+pub fn nearest(text: &IndexedText, exact: &str, limit: usize) -> Vec<TextMatch> {
+    let chars: Vec<char> = exact.chars().collect();
+    let k = max_errors(chars.len());
+    if chars.is_empty() || k == 0 || chars.len() > MAX_FUZZY_LEN {
+        return Vec::new();
     }
-    count
+    let quote = TextQuote {
+        exact: exact.to_owned(),
+        prefix: String::new(),
+        suffix: String::new(),
+    };
+    let matcher = Approx::new(text, &quote, &chars, k, None);
+    let mut ends = Vec::new();
+    matcher.collect_candidates(0, text.char_len(), &mut ends);
+    ends.sort_unstable_by_key(|&(end, errors)| (errors, end));
+    let mut found: Vec<TextMatch> = Vec::new();
+    for (end, _) in ends {
+        if found.len() == limit {
+            break;
+        }
+        let (start, _) = matcher.start_of(end);
+        if found.iter().all(|m| end <= m.start || m.end <= start) {
+            found.push(TextMatch {
+                start,
+                end,
+                kind: MatchKind::Fuzzy,
+            });
+        }
+    }
+    found
 }
 
 fn exact_match(start: usize, len: usize) -> TextMatch {
@@ -558,6 +605,35 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn occurrences_lists_each_place_in_text_order() {
+        let text = IndexedText::new("née, née and née".to_string());
+        let found = occurrences(&text, "née", 2);
+        assert_eq!(
+            found.iter().map(|m| (m.start, m.end)).collect::<Vec<_>>(),
+            vec![(0, 3), (5, 8)]
+        );
+        assert_eq!(count_exact(&text, "née", 10), 3);
+        assert_eq!(count_exact(&text, "", 10), 0);
+        assert_eq!(
+            count_exact(&IndexedText::new("aaa".to_string()), "aa", 10),
+            2
+        );
+    }
+
+    #[test]
+    fn nearest_offers_close_passages_fewest_edits_first() {
+        let text = IndexedText::new(
+            "The launch is planned for March. The lunch is planned for noon.".to_string(),
+        );
+        let found = nearest(&text, "The launch is plannd for", 3);
+        let passages: Vec<&str> = found.iter().map(|m| text.slice(m.start, m.end)).collect();
+        assert_eq!(passages.first(), Some(&"The launch is planned for"));
+        assert!(passages.len() >= 2, "{passages:?}");
+        assert!(nearest(&text, "completely unrelated words", 3).is_empty());
+        assert!(nearest(&text, "", 3).is_empty());
+    }
 
     #[test]
     fn finds_a_quote_whatever_its_white_space() {

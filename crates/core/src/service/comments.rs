@@ -18,9 +18,7 @@ use crate::store::CommentsWrite;
 use crate::texts::VersionText;
 use crate::view::{self, CommentView, Users, Viewer};
 
-const MAX_BODY: usize = 20_000;
-/// How far an ambiguous quote's occurrences are counted (enough to say "many").
-const AMBIGUITY_COUNT_LIMIT: usize = 1_000;
+pub(super) const MAX_BODY: usize = 20_000;
 
 impl Service {
     pub async fn add_comment(
@@ -480,7 +478,9 @@ impl Service {
             .filter(|l| l.position.is_none())
             .and_then(|l| l.quote.as_ref())
             .filter(|q| q.prefix.is_empty() && q.suffix.is_empty())
-            .map(|q| docreview_text::count_exact(&text.text, &q.exact, AMBIGUITY_COUNT_LIMIT));
+            .map(|q| {
+                docreview_text::count_exact(&text.text, &q.exact, anchor::AMBIGUITY_COUNT_LIMIT)
+            });
         Ok((anchor, matches.filter(|&n| n > 1)))
     }
 
@@ -494,7 +494,7 @@ impl Service {
     }
 
     /// The text of the document's latest version (what new anchors point into).
-    async fn latest_text(&self, head: &ReviewHead) -> Result<Arc<VersionText>> {
+    pub(super) async fn latest_text(&self, head: &ReviewHead) -> Result<Arc<VersionText>> {
         let review = &head.review;
         self.version_text(
             &review.id,

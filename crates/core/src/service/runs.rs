@@ -1,15 +1,22 @@
 //! Agent runs: their comments stay provisional until the run completes, and vanish if it fails.
 
+use docreview_api::BatchItemError;
 use docreview_api::requests::*;
 use docreview_api::views::*;
 
+use super::comments::MAX_BODY;
 use super::{Service, check_base, check_length, retrying};
 use crate::access::{self, Actor, Operation};
+use crate::anchor::{self, QuoteTrouble};
 use crate::error::{Error, Result};
 use crate::ids::new_id;
-use crate::model::{Role, RunKind, RunRecord, RunStatus};
+use crate::model::{
+    Anchor, Category, CommentRecord, CommentStatus, CommentThread, ReviewHead, Role, RunKind,
+    RunRecord, RunStatus,
+};
 use crate::store::CommentsWrite;
-use crate::view::{self, RunView};
+use crate::texts::VersionText;
+use crate::view::{self, RunView, Users, Viewer};
 
 /// A run left running this long is failed by the sweeper.
 pub const RUN_TIMEOUT_MS: i64 = 24 * 60 * 60 * 1000;
@@ -54,6 +61,117 @@ impl Service {
         access::permit(actor, Operation::Run)?;
         self.write_new_comment(actor, review_id, Some(run_id), input)
             .await
+    }
+
+    /// Writes a batch of comments in a run: every item is checked and anchored first; those
+    /// that pass are written in one step (one `commentsRevision` bump), those that fail come
+    /// back with why. With `atomic`, one failure writes nothing.
+    pub async fn add_run_comments(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        run_id: &str,
+        input: NewRunComments,
+    ) -> Result<RunCommentsWritten> {
+        access::permit(actor, Operation::Run)?;
+        let count = input.comments.len();
+        if !(1..=MAX_BATCH_COMMENTS).contains(&count) {
+            return Err(Error::invalid(format!(
+                "comments must hold 1 to {MAX_BATCH_COMMENTS} items (got {count})"
+            )));
+        }
+        let base = input.base_comments_revision;
+        retrying!(
+            base,
+            async {
+                let (head, _) = self.visible(actor, review_id).await?;
+                let run = self.running_run(review_id, run_id).await?;
+                self.require_latest(&head, Some(&run.version_id)).await?;
+                check_base(base, head.review.comments_revision)?;
+                let text = self.latest_text(&head).await?;
+                let now = self.clock.now();
+                let mut indexes = Vec::new();
+                let mut comments = Vec::new();
+                let mut failed = Vec::new();
+                for (index, item) in input.comments.iter().enumerate() {
+                    match batch_item(item, &head, &text) {
+                        Ok((category, anchor)) => {
+                            indexes.push(index);
+                            comments.push(CommentRecord {
+                                id: new_id("cm_", now),
+                                review_id: review_id.to_string(),
+                                author_id: actor.id().to_string(),
+                                category,
+                                status: CommentStatus::Open,
+                                body: item.body.clone(),
+                                version_id: head.review.latest_version_id.clone(),
+                                anchor,
+                                run_id: Some(run_id.to_string()),
+                                created_at: now,
+                                edited_at: None,
+                                deleted_at: None,
+                            });
+                        }
+                        Err(trouble) => failed.push(BatchFailure {
+                            index,
+                            error: trouble.error,
+                            message: trouble.message,
+                            candidates: trouble.candidates,
+                        }),
+                    }
+                }
+                if input.atomic && !failed.is_empty() {
+                    return Err(Error::BatchRejected(failed));
+                }
+                if comments.is_empty() {
+                    return Ok(RunCommentsWritten {
+                        written: Vec::new(),
+                        failed,
+                        comments_revision: head.review.comments_revision,
+                    });
+                }
+                let write = CommentsWrite {
+                    comments: comments.clone(),
+                    // As for one comment: without a base revision only the version and the
+                    // run's state matter, so concurrent batches never conflict.
+                    on_latest_version: base
+                        .is_none()
+                        .then(|| head.review.latest_version_id.clone()),
+                    in_running_run: Some(run_id.to_string()),
+                    ..CommentsWrite::default()
+                };
+                let revision = self.commit(review_id, &head, write).await?;
+                let users = self.store.users(&[actor.id().to_string()]).await?;
+                let users = Users::new(&users);
+                let viewer = Viewer {
+                    user_id: actor.id(),
+                    now,
+                    include_deleted: false,
+                };
+                let running = |_: &str| Some(RunStatus::Running);
+                let written = indexes
+                    .into_iter()
+                    .zip(comments)
+                    .map(|(index, comment)| {
+                        let thread = CommentThread {
+                            comment,
+                            messages: Vec::new(),
+                            events: Vec::new(),
+                        };
+                        BatchWritten {
+                            index,
+                            comment: view::comment_view(&thread, &users, &running, &viewer),
+                        }
+                    })
+                    .collect();
+                Ok(RunCommentsWritten {
+                    written,
+                    failed,
+                    comments_revision: revision,
+                })
+            }
+            .await
+        )
     }
 
     /// Finishes a running run. Completing makes its items final; failing or cancelling deletes them.
@@ -158,4 +276,43 @@ impl Service {
             .await
         )
     }
+}
+
+/// Checks one item of a batch and anchors it on the latest version, or says why it cannot be.
+fn batch_item(
+    item: &BatchComment,
+    head: &ReviewHead,
+    text: &VersionText,
+) -> std::result::Result<(Category, Anchor), QuoteTrouble> {
+    let invalid = |message: String| QuoteTrouble {
+        error: BatchItemError::InvalidRequest,
+        message,
+        candidates: Vec::new(),
+    };
+    check_length("body", &item.body, 1, MAX_BODY).map_err(|e| invalid(e.to_string()))?;
+    let category = match item.category.as_deref() {
+        None => Category::Note,
+        Some(word) => Category::parse(word).ok_or_else(|| {
+            let known: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+            invalid(format!(
+                "category `{word}` is not one of {}",
+                known.join(", ")
+            ))
+        })?,
+    };
+    let locator = item.locator.clone().unwrap_or_default();
+    let latest = &head.review.latest_version_id;
+    if let Some(version_id) = locator.version_id.as_deref()
+        && version_id != latest
+    {
+        return Err(invalid(format!(
+            "locator.versionId `{version_id}` is not the run's version (the latest, `{latest}`)"
+        )));
+    }
+    if let Some(trouble) = anchor::quote_trouble(&locator, text) {
+        return Err(trouble);
+    }
+    let anchor = anchor::resolve(&locator, latest, text, head.review.structure.as_deref())
+        .map_err(|e| invalid(e.to_string()))?;
+    Ok((category, anchor))
 }

@@ -4,7 +4,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use docreview_api::{CommentWritten, FinishRun, NewComment, StartRun};
+use docreview_api::{
+    CommentWritten, FinishRun, NewComment, NewRunComments, RunCommentsWritten, StartRun,
+};
 use docreview_core::access::Operation;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -20,6 +22,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(allow(Operation::Run, routes!(start)))
         .routes(allow(Operation::Run, routes!(finish)))
         .routes(allow(Operation::Run, routes!(comment)))
+        .routes(allow(Operation::Run, routes!(comment_batch)))
 }
 
 /// `{reviewId}/ai-review-runs/{runId}` in a path.
@@ -90,4 +93,37 @@ async fn comment(
         .add_run_comment(&actor, &review_id, &run_id, input)
         .await?;
     Ok((StatusCode::CREATED, Json(written)).into_response())
+}
+
+/// Write up to 200 comments in a run in one step (one `commentsRevision` bump). Items that fail
+/// (a quote not found or occurring more than once with nothing to say which, a bad category or
+/// body) come back in `failed` with the passages a quote may have meant; the others are written,
+/// unless `atomic` is set.
+#[utoipa::path(post, path = "/api/reviews/{review_id}/ai-review-runs/{run_id}/comments/batch",
+    tag = "runs", operation_id = "addRunComments", params(RunPath), request_body = NewRunComments,
+    responses(
+        (status = 201, description = "At least one comment written", body = RunCommentsWritten),
+        (status = 200, description = "Nothing written: every item failed", body = RunCommentsWritten),
+        (status = 400, description = "`invalid_request`; with `atomic`, the failed items are in \
+            `failed` and nothing was written", body = ErrorBody),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`), \
+            `stale_target_version` (with `latestVersionId`) or `invalid_transition` (the run is \
+            not running)", body = ErrorBody),
+    ))]
+async fn comment_batch(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+    ApiPath(RunPath { review_id, run_id }): ApiPath<RunPath>,
+    ApiJson(input): ApiJson<NewRunComments>,
+) -> Result<Response, ApiError> {
+    let written = state
+        .service
+        .add_run_comments(&actor, &review_id, &run_id, input)
+        .await?;
+    let status = if written.written.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    Ok((status, Json(written)).into_response())
 }

@@ -105,6 +105,11 @@ fn describe(error: &Error) -> (StatusCode, &'static str, String) {
             "Not allowed",
             format!("You may not do this: {message}."),
         ),
+        Error::BatchRejected(_) => (
+            StatusCode::BAD_REQUEST,
+            "Cannot do that",
+            capitalized(&error.to_string()),
+        ),
         Error::InsufficientScope(_) | Error::ProjectRequired | Error::ProjectRoleRequired => (
             StatusCode::FORBIDDEN,
             "Not allowed",
