@@ -705,6 +705,22 @@ pub struct Place {
     pub section_id: Option<String>,
 }
 
+impl Place {
+    /// The locator that names this place.
+    pub fn locator(self) -> Locator {
+        let quote = self.quote.map(|exact| Quote {
+            exact,
+            prefix: self.prefix.unwrap_or_default(),
+            suffix: self.suffix.unwrap_or_default(),
+        });
+        Locator {
+            section_id: self.section_id,
+            quote,
+            ..Locator::default()
+        }
+    }
+}
+
 /// A new comment (without a base revision: it applies to whatever is current) from its text,
 /// its category's word (`None`: a note) and its place; an unknown word is refused with the list.
 pub fn new_comment(
@@ -719,19 +735,10 @@ pub fn new_comment(
             format!("unknown category `{word}`; use one of {}", words.join(", "))
         })?,
     };
-    let quote = place.quote.map(|exact| Quote {
-        exact,
-        prefix: place.prefix.unwrap_or_default(),
-        suffix: place.suffix.unwrap_or_default(),
-    });
     Ok(NewComment {
         body,
         category: Some(category),
-        locator: Some(Locator {
-            section_id: place.section_id,
-            quote,
-            ..Locator::default()
-        }),
+        locator: Some(place.locator()),
         base_comments_revision: None,
     })
 }

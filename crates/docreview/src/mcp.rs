@@ -6,8 +6,9 @@
 //! characters, with a `nextCursor` to continue; errors say what to do instead.
 
 use docreview_client::api::{
-    CommentStatus, CommentView, DocSearchQuery, FinishRun, ListQuery, NewComment, NewReply,
-    ReviewView, RunStatus, StartRun, StatusChange, TextEdit,
+    BatchComment, CommentSearchQuery, CommentStatus, CommentView, DocSearchQuery, FinishRun,
+    ListQuery, MAX_BATCH_COMMENTS, NewReply, NewRunComments, ReviewView, RunStatus, StartRun,
+    StatusChange, TextEdit,
 };
 use docreview_client::{Client, DocumentUpload, Error, HtmlFile, Place, VersionUpload};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -21,6 +22,8 @@ use serde_json::{Value, json};
 const ANSWER_LIMIT: usize = 25_000;
 /// Comments per page of `reviews_read` `comments`, before the size limit trims further.
 const PAGE: usize = 50;
+/// Characters per page of `reviews_read` `text` unless the caller asks for fewer.
+const TEXT_PAGE: usize = 10_000;
 
 #[derive(Clone)]
 pub struct DocreviewMcp {
@@ -38,8 +41,13 @@ enum ReadMethod {
     Get,
     /// The heading sections of the latest version, with their ids and text ranges (`review_id`).
     Outline,
+    /// The latest version's text, of a section (`section_id`) or the whole document, paged by
+    /// `offset` and `limit` (characters; positions are those anchors use).
+    Text,
     /// A document's comments with their threads (`review_id`; optional `status`, `cursor`).
     Comments,
+    /// Comments and replies matching words `q` (optional `review_id`, `status`, `cursor`).
+    Search,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -49,10 +57,16 @@ struct ReadArgs {
     /// Words to search for (`list`).
     q: Option<String>,
     tag: Option<String>,
-    /// `open` or `closed` (`comments`).
+    /// `open` or `closed` (`comments`, `search`).
     status: Option<String>,
     /// `nextCursor` of the previous answer.
     cursor: Option<String>,
+    /// A section's id from `outline` (`text`).
+    section_id: Option<String>,
+    /// Characters to skip (`text`; `nextOffset` of the previous answer).
+    offset: Option<usize>,
+    /// Characters to return (`text`; at most 10,000).
+    limit: Option<usize>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -60,8 +74,9 @@ struct ReadArgs {
 enum RunMethod {
     /// Start a review run on the latest version (`review_id`, optional `title`).
     Start,
-    /// Write comments in the run (`review_id`, `run_id`, `comments`); each is anchored on its
-    /// own, and the answer says, per item, its id or why it was refused.
+    /// Write comments in the run (`review_id`, `run_id`, `comments`), in batches of up to 200:
+    /// the answer lists the ids written and, per refused item, why, with the passages a quote
+    /// that was not found (or occurs more than once) may mean.
     Comment,
     /// Complete the run with a `summary`: its comments stop being drafts.
     Complete,
@@ -145,8 +160,10 @@ impl DocreviewMcp {
     }
 
     #[tool(
-        description = "Read documents and their comments. method: list | get | outline | comments. \
-            Answers are JSON; pass nextCursor back as cursor for more.",
+        description = "Read documents and their comments. method: list (q searches the text) | \
+            get | outline (sections) | text (section_id or whole; offset/limit) | comments \
+            (status, cursor) | search (q in comments). Answers are JSON; pass nextCursor back as \
+            cursor (or nextOffset as offset) for more.",
         annotations(read_only_hint = true)
     )]
     async fn reviews_read(&self, Parameters(args): Parameters<ReadArgs>) -> ToolResult {
@@ -184,6 +201,33 @@ impl DocreviewMcp {
                 Ok(id) => self.client.dom_context(&id, None).await.map(|c| json!(c)),
                 Err(message) => return Ok(refusal(&message)),
             },
+            ReadMethod::Text => {
+                let page = match review_id() {
+                    Ok(id) => self.text(&id, &args).await,
+                    Err(message) => Err(message),
+                };
+                return Ok(page.map_or_else(|message| refusal(&message), |page| respond(Ok(page))));
+            }
+            ReadMethod::Search => {
+                let Some(q) = args.q.clone() else {
+                    return Ok(refusal("search needs q (words to find)"));
+                };
+                let status = match args.status.as_deref().map(CommentStatus::parse) {
+                    Some(None) => return Ok(refusal("status must be open or closed")),
+                    Some(status) => status,
+                    None => None,
+                };
+                self.client
+                    .search_comments(&CommentSearchQuery {
+                        q: Some(q),
+                        review_id: args.review_id.clone(),
+                        status,
+                        cursor: args.cursor.clone(),
+                        ..CommentSearchQuery::default()
+                    })
+                    .await
+                    .map(|found| json!(found))
+            }
             ReadMethod::Comments => match review_id() {
                 Ok(id) => self.client.review(&id, false).await.map(|review| {
                     comments_page(
@@ -226,30 +270,13 @@ impl DocreviewMcp {
                     Ok(run) => run,
                     Err(message) => return Ok(refusal(&message)),
                 };
-                let mut results = Vec::new();
-                for (index, item) in args.comments.iter().enumerate() {
-                    let outcome = match new_comment(item) {
-                        Ok(new) => client.add_run_comment(&args.review_id, &run, &new).await,
-                        Err(message) => {
-                            results.push(json!({ "index": index, "error": "invalid_request", "message": message }));
-                            continue;
-                        }
-                    };
-                    results.push(match outcome {
-                        Ok(written) => json!({
-                            "index": index,
-                            "id": written.comment.id,
-                            "state": written.comment.anchor.state,
-                            "quoteMatches": written.quote_matches,
-                        }),
-                        Err(error) => json!({
-                            "index": index,
-                            "error": error.code().unwrap_or("error"),
-                            "message": way_out(&error),
-                        }),
-                    });
+                if args.comments.is_empty() {
+                    return Ok(refusal(
+                        "comment needs comments: [{body, quote or section_id}]",
+                    ));
                 }
-                Ok(json!({ "results": results }))
+                self.comment_in_run(&args.review_id, &run, &args.comments)
+                    .await
             }
             RunMethod::Complete | RunMethod::Cancel => {
                 let run = match run_id() {
@@ -375,6 +402,82 @@ impl DocreviewMcp {
     }
 }
 
+impl DocreviewMcp {
+    /// The latest version's text, of one section or the whole document, one page of it.
+    async fn text(&self, review_id: &str, args: &ReadArgs) -> Result<Value, String> {
+        let context = self.client.dom_context(review_id, None).await;
+        let context = context.map_err(|error| way_out(&error))?;
+        let html = self.client.bundle(review_id, &context.version_id).await;
+        let html = html.map_err(|error| way_out(&error))?;
+        // The same extraction the server anchors with, so positions agree with anchors.
+        let text: Vec<char> = docreview_text::extract(&html).text.chars().collect();
+        let (from, to) = match &args.section_id {
+            None => (0, text.len()),
+            Some(id) => match context.sections.iter().find(|s| &s.id == id) {
+                Some(section) => (section.start.min(text.len()), section.end.min(text.len())),
+                None => {
+                    return Err(format!(
+                        "no section `{id}` in the latest version; method outline lists them"
+                    ));
+                }
+            },
+        };
+        let start = from.saturating_add(args.offset.unwrap_or(0)).min(to);
+        let end = start
+            .saturating_add(args.limit.unwrap_or(TEXT_PAGE).min(TEXT_PAGE))
+            .min(to);
+        Ok(json!({
+            "versionId": context.version_id,
+            "sectionId": args.section_id,
+            "start": start,
+            "end": end,
+            "text": text[start..end].iter().collect::<String>(),
+            "nextOffset": (end < to).then(|| end - from),
+        }))
+    }
+
+    /// Writes comments in a run, 200 per request, and reports per item what became of it.
+    async fn comment_in_run(
+        &self,
+        review_id: &str,
+        run_id: &str,
+        items: &[CommentItem],
+    ) -> Result<Value, Error> {
+        let mut written = Vec::new();
+        let mut failed = Vec::new();
+        let mut revision = None;
+        for (chunk, items) in items.chunks(MAX_BATCH_COMMENTS).enumerate() {
+            let first = chunk * MAX_BATCH_COMMENTS;
+            let batch = NewRunComments {
+                comments: items.iter().map(batch_comment).collect(),
+                base_comments_revision: None,
+                atomic: false,
+            };
+            let answer = self
+                .client
+                .add_run_comments(review_id, run_id, &batch)
+                .await?;
+            revision = Some(answer.comments_revision);
+            written.extend(answer.written.iter().map(|w| {
+                json!({ "index": first + w.index, "id": w.comment.id, "state": w.comment.anchor.state })
+            }));
+            failed.extend(answer.failed.into_iter().map(|mut f| {
+                f.index += first;
+                json!(f)
+            }));
+        }
+        let mut answer =
+            json!({ "written": written, "failed": failed, "commentsRevision": revision });
+        if !failed.is_empty() {
+            answer["next"] = json!(
+                "Send the failed items again with a quote copied exactly from the text; \
+                 a candidate's quote (with its prefix/suffix) names one passage."
+            );
+        }
+        Ok(answer)
+    }
+}
+
 #[tool_handler]
 impl ServerHandler for DocreviewMcp {
     fn get_info(&self) -> ServerConfig {
@@ -396,14 +499,19 @@ pub async fn serve(client: Client) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn new_comment(item: &CommentItem) -> Result<NewComment, String> {
+/// One item of a batch; the server checks its category and place, item by item.
+fn batch_comment(item: &CommentItem) -> BatchComment {
     let place = Place {
         quote: item.quote.clone(),
         prefix: item.prefix.clone(),
         suffix: item.suffix.clone(),
         section_id: item.section_id.clone(),
     };
-    docreview_client::new_comment(item.body.clone(), item.category.as_deref(), place)
+    BatchComment {
+        body: item.body.clone(),
+        category: item.category.clone(),
+        locator: Some(place.locator()),
+    }
 }
 
 /// What an agent needs of a document, without its comments' full text.

@@ -99,22 +99,54 @@ async fn an_agent_reviews_a_document_in_one_run() {
     )
     .await;
     assert!(!failed, "{written}");
-    let results = written["results"].as_array().expect("results");
-    assert_eq!(results.len(), 20);
-    let refused: Vec<_> = results
-        .iter()
-        .filter(|r| r.get("error").is_some())
-        .collect();
+    assert_eq!(
+        written["written"].as_array().map(Vec::len),
+        Some(19),
+        "{written}"
+    );
+    assert_eq!(written["commentsRevision"], 1, "one batch, one change");
+    let refused = written["failed"].as_array().expect("failed");
     assert_eq!(refused.len(), 1, "{written}");
     assert_eq!(refused[0]["index"], 7);
+    assert_eq!(refused[0]["error"], "quote_not_found");
     assert!(
-        refused[0]["message"]
+        written["next"]
             .as_str()
             .unwrap_or_default()
-            .contains("Copy the quote"),
-        "the way out: {}",
-        refused[0]
+            .contains("copied exactly")
     );
+
+    // The text of a section, paged, at the positions anchors use.
+    let (text, failed) = call(
+        &client,
+        "reviews_read",
+        json!({ "method": "text", "review_id": id, "section_id": "intro", "offset": 4, "limit": 9 }),
+    )
+    .await;
+    assert!(!failed, "{text}");
+    assert_eq!(text["text"], "oductionT");
+    assert_eq!(text["start"], 4);
+    assert_eq!(text["nextOffset"], 13);
+    let (whole, _) = call(
+        &client,
+        "reviews_read",
+        json!({ "method": "text", "review_id": id }),
+    )
+    .await;
+    assert!(
+        whole["text"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("Is the fox quick enough?")
+    );
+    assert!(whole["nextOffset"].is_null());
+    let (_, failed) = call(
+        &client,
+        "reviews_read",
+        json!({ "method": "text", "review_id": id, "section_id": "nowhere" }),
+    )
+    .await;
+    assert!(failed, "an unknown section is refused");
 
     let (done, failed) = call(
         &client,
@@ -132,6 +164,17 @@ async fn an_agent_reviews_a_document_in_one_run() {
     )
     .await;
     assert_eq!(page["total"], 19);
+    let (found, failed) = call(
+        &client,
+        "reviews_read",
+        json!({ "method": "search", "q": "Note", "review_id": id }),
+    )
+    .await;
+    assert!(!failed, "{found}");
+    assert!(
+        !found["results"].as_array().expect("results").is_empty(),
+        "{found}"
+    );
 
     // An error names the way out instead of failing the session.
     let (missing, failed) = call(
