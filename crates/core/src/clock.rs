@@ -18,6 +18,17 @@ impl Clock for SystemClock {
     }
 }
 
+/// The wall clock moved by a fixed number of milliseconds (`docreview` reads it from
+/// `DOCREVIEW_CLOCK_OFFSET_SECS`): the black-box tests issue tokens in the past through the
+/// real operator command, to have expired ones.
+pub struct OffsetClock(pub Millis);
+
+impl Clock for OffsetClock {
+    fn now(&self) -> Millis {
+        SystemClock.now().saturating_add(self.0)
+    }
+}
+
 /// RFC 3339 with milliseconds, in UTC, as every `…Ts` field carries it.
 pub fn rfc3339(millis: Millis) -> String {
     let nanos = i128::from(millis) * 1_000_000;

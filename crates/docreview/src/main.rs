@@ -18,7 +18,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use docreview_core::Service;
-use docreview_core::clock::SystemClock;
+use docreview_core::clock::{Clock, OffsetClock, SystemClock};
 use docreview_core::identity::{Secret, SharedTokens};
 use docreview_core::model::{Scope, SharedKind};
 use docreview_core::service::{NewUser, Settings};
@@ -225,8 +225,8 @@ enum AdminCommand {
         scopes: Vec<String>,
         #[arg(long)]
         name: Option<String>,
-        /// Days until the token expires, at most 90.
-        #[arg(long)]
+        /// Days until the token expires, 1 to 90 [default: 90].
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=90))]
         expires_in_days: Option<i64>,
         #[command(flatten)]
         storage: StorageArgs,
@@ -347,7 +347,19 @@ fn service_on(store: Arc<dyn Store>, max_html_bytes: usize) -> Arc<Service> {
         max_html_bytes,
         ..Settings::default()
     };
-    Arc::new(Service::new(store, Arc::new(SystemClock), shared, settings))
+    Arc::new(Service::new(store, clock(), shared, settings))
+}
+
+/// The wall clock; moved by `DOCREVIEW_CLOCK_OFFSET_SECS` when set, which only the test suite
+/// does (to issue tokens that have already expired).
+fn clock() -> Arc<dyn Clock> {
+    match std::env::var("DOCREVIEW_CLOCK_OFFSET_SECS")
+        .ok()
+        .and_then(|secs| secs.parse::<i64>().ok())
+    {
+        Some(secs) => Arc::new(OffsetClock(secs.saturating_mul(1000))),
+        None => Arc::new(SystemClock),
+    }
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {

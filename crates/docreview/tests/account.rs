@@ -134,16 +134,8 @@ async fn tokens_list_pages_with_a_cursor() {
 async fn expired_tokens_are_refused() {
     let server = Server::start();
     server.create_user("ada@example.com", "Ada", &[]);
-    let output = server.admin(&[
-        "issue-token",
-        "--email",
-        "ada@example.com",
-        "--expires-in-days",
-        "0",
-    ]);
-    assert!(output.status.success());
-    let token = String::from_utf8(output.stdout).expect("utf8");
-    let expired = server.client(Some(token.trim()));
+    let token = server.expired_token("ada@example.com", "comments");
+    let expired = server.client(Some(&token));
     expired
         .get("/api/me")
         .await
@@ -523,17 +515,7 @@ async fn every_401_says_why() {
     server.create_user("bob@example.com", "Bob", &[]);
     let admin = server.client(Some(&server.issue_token("ada@example.com", "org")));
     let bob_token = server.issue_token("bob@example.com", "comments");
-    let expired = server.admin(&[
-        "issue-token",
-        "--email",
-        "ada@example.com",
-        "--expires-in-days",
-        "0",
-    ]);
-    let expired = String::from_utf8(expired.stdout)
-        .expect("utf8")
-        .trim()
-        .to_string();
+    let expired = server.expired_token("ada@example.com", "comments");
     let revoked = server.issue_token("ada@example.com", "comments");
     let revoker = server.client(Some(&revoked));
     let revoked_id = revoker.get("/api/me").await.expect(200)["token"]["id"]

@@ -537,9 +537,10 @@ impl Service {
         days: i64,
         now: Millis,
     ) -> Result<(Secret, TokenRecord)> {
-        if !(0..=TOKEN_LIFETIME_DAYS).contains(&days) {
+        // A token that expires at once would be dead on arrival: at least a day.
+        if !(1..=TOKEN_LIFETIME_DAYS).contains(&days) {
             return Err(Error::invalid(format!(
-                "expiry must be 0 to {TOKEN_LIFETIME_DAYS} days"
+                "expiry must be 1 to {TOKEN_LIFETIME_DAYS} days (got {days})"
             )));
         }
         check_length("token name", &name, 1, 100)?;

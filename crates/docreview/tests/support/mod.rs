@@ -322,6 +322,28 @@ impl Server {
             .expect("run docreview admin")
     }
 
+    /// A personal token of `email` (scopes as `issue-token --scopes` takes them) that expired a
+    /// day ago: issued for one day, by the operator command run with its clock two days back.
+    pub fn expired_token(&self, email: &str, scopes: &str) -> String {
+        let output = self
+            .command()
+            .env("DOCREVIEW_CLOCK_OFFSET_SECS", (-2 * 24 * 3600).to_string())
+            .args(["admin", "issue-token", "--email", email, "--scopes", scopes])
+            .args(["--expires-in-days", "1"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run docreview admin issue-token");
+        assert!(
+            output.status.success(),
+            "issue-token: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .expect("utf8")
+            .trim()
+            .to_string()
+    }
+
     /// Runs `docreview admin …` with `input` on standard input.
     pub fn admin_with_input(&self, args: &[&str], input: &str) -> std::process::Output {
         use std::io::Write;
