@@ -53,14 +53,16 @@ enum Command {
         #[command(flatten)]
         output: remote::Output,
     },
-    /// Documents on the server: list, show, upload.
+    /// Documents: list, show, open, upload, add-version, replace, title, tags, archive, delete,
+    /// share, owner.
     Reviews {
         #[command(subcommand)]
         command: remote::ReviewsCommand,
         #[command(flatten)]
         output: remote::Output,
     },
-    /// Comments: list, add (on a quote, a section or the document), reply, resolve, reopen.
+    /// Comments: list, add (on a quote, a section or the document), reply, edit, resolve,
+    /// reopen, cancel, reanchor.
     Comments {
         #[command(subcommand)]
         command: remote::CommentsCommand,
@@ -88,6 +90,20 @@ enum Command {
     Tokens {
         #[command(subcommand)]
         command: remote::TokensCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
+    /// Projects: list, roles, link, unlink.
+    Projects {
+        #[command(subcommand)]
+        command: remote::ProjectsCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
+    /// The organization: members and admins.
+    Org {
+        #[command(subcommand)]
+        command: remote::OrgCommand,
         #[command(flatten)]
         output: remote::Output,
     },
@@ -265,6 +281,10 @@ fn main() -> std::process::ExitCode {
         Command::Runs { command, output } => runtime.block_on(remote::runs(command, &output)),
         Command::Search { command, output } => runtime.block_on(remote::search(command, &output)),
         Command::Tokens { command, output } => runtime.block_on(remote::tokens(command, &output)),
+        Command::Projects { command, output } => {
+            runtime.block_on(remote::projects(command, &output))
+        }
+        Command::Org { command, output } => runtime.block_on(remote::org(command, &output)),
         Command::Mcp => runtime.block_on(remote::mcp()),
     };
     match outcome {

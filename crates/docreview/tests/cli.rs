@@ -312,3 +312,251 @@ async fn a_token_from_standard_input_and_the_environment_work_too() {
     assert_eq!(down.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&down.stderr).contains("running"));
 }
+
+/// The client against `server` as `token`, through the environment.
+fn as_user(config: &Path, server: &Server, token: &str, args: &[&str]) -> Output {
+    cli(config)
+        .env("DOCREVIEW_URL", &server.base)
+        .env("DOCREVIEW_TOKEN", token)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the CLI")
+}
+
+/// Standard output of a successful command, trimmed.
+fn text_of(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+#[tokio::test]
+async fn every_operation_group_works_from_the_terminal_with_jq() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &["--admin"]);
+    server.create_user("bob@example.com", "Bob", &[]);
+    server.import_projects(&serde_json::json!({ "projects": [
+        { "code": "ACME", "name": "Acme rollout", "company": "Acme Corp", "status": "active" }
+    ]}));
+    let token = server.issue_token("ada@example.com", "docs,access,comments,org");
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("plan.html");
+    std::fs::write(&file, SAMPLE_HTML).expect("write");
+    let file = file.to_str().expect("path");
+    let cmd = |args: &[&str]| as_user(dir.path(), &server, &token, args);
+
+    let id = text_of(&cmd(&[
+        "reviews",
+        "upload",
+        file,
+        "--title",
+        "Plan",
+        "--jq",
+        ".reviewId",
+    ]));
+    assert!(id.starts_with("rv_"), "{id}");
+    assert_eq!(
+        text_of(&cmd(&["reviews", "list", "--jq", ".reviews[].title"])),
+        "Plan"
+    );
+
+    // A bad expression is a usage error before anything is sent.
+    let bad = cmd(&["reviews", "title", &id, "Never", "--jq", ".title["]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("jq"));
+    assert_eq!(
+        text_of(&cmd(&["reviews", "show", &id, "--jq", ".title"])),
+        "Plan"
+    );
+
+    assert_eq!(
+        text_of(&cmd(&["reviews", "title", &id, "Plan B", "--jq", ".title"])),
+        "Plan B"
+    );
+    let tags = [
+        "reviews",
+        "tags",
+        &id,
+        "--add",
+        "alpha",
+        "--add",
+        "beta",
+        "--jq",
+        "join(\",\")",
+    ];
+    assert_eq!(text_of(&cmd(&tags)), "alpha,beta");
+    let tags = [
+        "reviews",
+        "tags",
+        &id,
+        "--remove",
+        "alpha",
+        "--jq",
+        "join(\",\")",
+    ];
+    assert_eq!(text_of(&cmd(&tags)), "beta");
+    assert_eq!(text_of(&cmd(&["reviews", "tags", &id])), "beta");
+    let versions = ".source.versions | length";
+    let added = [
+        "reviews",
+        "add-version",
+        &id,
+        file,
+        "--label",
+        "v2",
+        "--jq",
+        versions,
+    ];
+    assert_eq!(text_of(&cmd(&added)), "2");
+    assert_eq!(
+        text_of(&cmd(&["reviews", "replace", &id, file, "--jq", versions])),
+        "2"
+    );
+    assert_eq!(
+        text_of(&cmd(&["reviews", "archive", &id, "--jq", ".archived"])),
+        "true"
+    );
+    let restored = ["reviews", "archive", &id, "--undo", "--jq", ".archived"];
+    assert_eq!(text_of(&cmd(&restored)), "false");
+
+    // Comments: add, edit, move, take back.
+    let added = [
+        "comments",
+        "add",
+        &id,
+        "--quote",
+        "quick brown fox",
+        "--body",
+        "Hi",
+    ];
+    let comment = text_of(&cmd(&[&added[..], &["--jq", ".comment.id"]].concat()));
+    let edited = [
+        "comments",
+        "edit",
+        &id,
+        &comment,
+        "--body",
+        "Changed",
+        "--jq",
+        ".comment.body",
+    ];
+    assert_eq!(text_of(&cmd(&edited)), "Changed");
+    let moved = [
+        "comments",
+        "reanchor",
+        &id,
+        &comment,
+        "--section",
+        "details",
+    ];
+    let moved = [&moved[..], &["--jq", ".comment.anchor.sectionId"]].concat();
+    assert_eq!(text_of(&cmd(&moved)), "details");
+    let cancelled = cmd(&["comments", "cancel", &id, &comment, "--json"]);
+    assert!(json_of(&cancelled)["commentsRevision"].is_i64());
+    assert_eq!(
+        text_of(&cmd(&["comments", "list", &id, "--jq", "length"])),
+        "0"
+    );
+
+    // Sharing and projects.
+    let shared = [
+        "reviews",
+        "share",
+        &id,
+        "--mode",
+        "restricted",
+        "--add",
+        "bob@example.com=editor",
+    ];
+    let shared = json_of(&cmd(&[&shared[..], &["--json"]].concat()));
+    assert_eq!(shared["mode"], "restricted");
+    assert_eq!(shared["allowedUsers"][0]["email"], "bob@example.com");
+    assert_eq!(shared["allowedUsers"][0]["role"], "editor");
+    let unshared = [
+        "reviews",
+        "share",
+        &id,
+        "--remove",
+        "bob@example.com",
+        "--jq",
+        ".allowedUsers | length",
+    ];
+    assert_eq!(text_of(&cmd(&unshared)), "0");
+    let bad_role = cmd(&["reviews", "share", &id, "--add", "bob@example.com=owner"]);
+    assert_eq!(bad_role.status.code(), Some(2));
+
+    assert_eq!(
+        text_of(&cmd(&["projects", "list", "--jq", ".projects[].code"])),
+        "ACME"
+    );
+    let linked = ["projects", "link", "ACME", &id, "--jq", "._project.code"];
+    assert_eq!(text_of(&cmd(&linked)), "ACME");
+    let roles = [
+        "projects",
+        "roles",
+        "ACME",
+        "--add",
+        "bob@example.com=viewer",
+    ];
+    let roles = [&roles[..], &["--jq", ".roles[] | .email + \" \" + .role"]].concat();
+    assert_eq!(text_of(&cmd(&roles)), "bob@example.com viewer");
+    let unlinked = ["projects", "unlink", "ACME", &id, "--jq", "._project"];
+    assert_eq!(text_of(&cmd(&unlinked)), "null");
+
+    // The organization.
+    let members = text_of(&cmd(&["org", "members", "--jq", ".members[].email"]));
+    assert!(members.contains("ada@example.com") && members.contains("bob@example.com"));
+    assert_eq!(
+        text_of(&cmd(&[
+            "org",
+            "admins",
+            "add",
+            "bob@example.com",
+            "--jq",
+            ".isAdmin"
+        ])),
+        "true"
+    );
+    let admins = text_of(&cmd(&["org", "admins", "list", "--jq", ".admins | length"]));
+    assert_eq!(admins, "2");
+    cmd(&["org", "admins", "remove", "bob@example.com"]);
+    let suspended = [
+        "org",
+        "members",
+        "suspend",
+        "bob@example.com",
+        "--jq",
+        ".status",
+    ];
+    assert_eq!(text_of(&cmd(&suspended)), "suspended");
+    let active = [
+        "org",
+        "members",
+        "reactivate",
+        "bob@example.com",
+        "--jq",
+        ".status",
+    ];
+    assert_eq!(text_of(&cmd(&active)), "active");
+
+    // Ownership, then deletion, which asks first (and cannot ask without a terminal).
+    text_of(&cmd(&["reviews", "share", &id, "--mode", "link"]));
+    let owner = [
+        "reviews",
+        "owner",
+        &id,
+        "bob@example.com",
+        "--jq",
+        ".owner.displayName",
+    ];
+    assert_eq!(text_of(&cmd(&owner)), "Bob");
+    let unasked = cmd(&["reviews", "delete", &id]);
+    assert_eq!(unasked.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unasked.stderr).contains("--yes"));
+    text_of(&cmd(&["reviews", "delete", &id, "--yes"]));
+    assert_eq!(cmd(&["reviews", "show", &id]).status.code(), Some(6));
+}

@@ -1,0 +1,230 @@
+//! `projects …` and `org …`: projects and their roles, the organization's members and admins.
+
+use clap::Subcommand;
+use docreview_client::api::{
+    MemberChange, MemberRef, MemberStatus, MemberView, NewMember, PageQuery, ProjectRole,
+    RoleGrant, RoleRevocation, RolesChange,
+};
+
+use super::output::{DIM, paint};
+use super::{Failure, Outcome, Output, signed_in_client};
+
+#[derive(Subcommand)]
+pub enum ProjectsCommand {
+    /// The projects, with your role in each.
+    List,
+    /// Who holds which role in a project; change it with `--add EMAIL=ROLE`, `--remove EMAIL`.
+    Roles {
+        project: String,
+        /// viewer, editor or manager (repeat for more).
+        #[arg(long = "add", value_name = "EMAIL=ROLE")]
+        add: Vec<String>,
+        #[arg(long = "remove", value_name = "EMAIL")]
+        remove: Vec<String>,
+    },
+    /// Link a document to a project.
+    Link { project: String, review: String },
+    /// Unlink a document from its project.
+    Unlink { project: String, review: String },
+}
+
+#[derive(Subcommand)]
+pub enum OrgCommand {
+    /// The organization's members.
+    Members {
+        #[command(subcommand)]
+        command: Option<MembersCommand>,
+    },
+    /// The organization's administrators.
+    Admins {
+        #[command(subcommand)]
+        command: Option<AdminsCommand>,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum MembersCommand {
+    /// List them (the default).
+    List,
+    /// Register an external member (they act only in projects where they get a role).
+    Add {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        name: String,
+    },
+    /// Suspend a member: they cannot sign in or use their tokens until reactivated.
+    Suspend {
+        email: String,
+    },
+    Reactivate {
+        email: String,
+    },
+    /// Remove an external member.
+    Remove {
+        email: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum AdminsCommand {
+    /// List them (the default).
+    List,
+    Add {
+        email: String,
+    },
+    Remove {
+        email: String,
+    },
+}
+
+pub async fn projects(command: ProjectsCommand, output: &Output) -> Outcome {
+    let client = signed_in_client()?;
+    match command {
+        ProjectsCommand::List => {
+            let list = client.projects(&PageQuery::default()).await?;
+            output.show(&list, |list| {
+                for project in &list.projects {
+                    let role = project.role.map_or("-", |role| role.as_str());
+                    println!(
+                        "{:<12} {:<8} {}{}",
+                        project.code,
+                        role,
+                        project.name.as_deref().unwrap_or(""),
+                        if project.in_snapshot {
+                            ""
+                        } else {
+                            " (not in the snapshot)"
+                        }
+                    );
+                }
+            })
+        }
+        ProjectsCommand::Roles {
+            project,
+            add,
+            remove,
+        } => {
+            let roles = if add.is_empty() && remove.is_empty() {
+                client.project_roles(&project).await?
+            } else {
+                let add = add
+                    .iter()
+                    .map(|entry| {
+                        let (email, role) = entry.split_once('=').ok_or_else(|| {
+                            Failure::usage(format!("--add {entry}: write EMAIL=ROLE"))
+                        })?;
+                        let role = ProjectRole::parse(role).ok_or_else(|| {
+                            Failure::usage(format!(
+                                "--add {entry}: the role is viewer, editor or manager"
+                            ))
+                        })?;
+                        Ok(RoleGrant {
+                            email: email.to_string(),
+                            role,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, Failure>>()?;
+                let remove = remove
+                    .into_iter()
+                    .map(|email| RoleRevocation { email })
+                    .collect();
+                client
+                    .change_project_roles(&project, &RolesChange { add, remove })
+                    .await?
+            };
+            output.show(&roles, |roles| {
+                for entry in &roles.roles {
+                    println!("{:<32} {}", entry.email, entry.role);
+                }
+            })
+        }
+        ProjectsCommand::Link { project, review } => {
+            let review = client.link_project(&project, &review).await?;
+            output.show(&review, |review| {
+                println!("Linked {} to {project}.", review.title);
+            })
+        }
+        ProjectsCommand::Unlink { project, review } => {
+            let review = client.unlink_project(&project, &review).await?;
+            output.show(&review, |review| {
+                println!("Unlinked {} from {project}.", review.title);
+            })
+        }
+    }
+}
+
+pub async fn org(command: OrgCommand, output: &Output) -> Outcome {
+    let client = signed_in_client()?;
+    match command {
+        OrgCommand::Members { command } => match command.unwrap_or(MembersCommand::List) {
+            MembersCommand::List => {
+                let list = client.members(&PageQuery::default()).await?;
+                output.show(&list, |list| print_members(&list.members))
+            }
+            MembersCommand::Add { email, name } => {
+                let new = NewMember {
+                    email,
+                    display_name: name,
+                };
+                let member = client.register_member(&new).await?;
+                output.show(&member, |m| {
+                    println!("Registered {} <{}>.", m.display_name, m.email)
+                })
+            }
+            MembersCommand::Suspend { email } => {
+                set_status(&client, email, MemberStatus::Suspended, output).await
+            }
+            MembersCommand::Reactivate { email } => {
+                set_status(&client, email, MemberStatus::Active, output).await
+            }
+            MembersCommand::Remove { email } => {
+                let member = client.remove_member(&MemberRef { email }).await?;
+                output.show(&member, |m| println!("Removed {}.", m.email))
+            }
+        },
+        OrgCommand::Admins { command } => match command.unwrap_or(AdminsCommand::List) {
+            AdminsCommand::List => {
+                let list = client.admins(&PageQuery::default()).await?;
+                output.show(&list, |list| print_members(&list.admins))
+            }
+            AdminsCommand::Add { email } => {
+                let admin = client.add_admin(&MemberRef { email }).await?;
+                output.show(&admin, |m| println!("{} is an admin.", m.email))
+            }
+            AdminsCommand::Remove { email } => {
+                let admin = client.remove_admin(&MemberRef { email }).await?;
+                output.show(&admin, |m| println!("{} is no longer an admin.", m.email))
+            }
+        },
+    }
+}
+
+async fn set_status(
+    client: &docreview_client::Client,
+    email: String,
+    status: MemberStatus,
+    output: &Output,
+) -> Outcome {
+    let change = MemberChange {
+        email,
+        status: Some(status),
+        display_name: None,
+    };
+    let member = client.update_member(&change).await?;
+    output.show(&member, |m| println!("{} is {}.", m.email, m.status))
+}
+
+fn print_members(members: &[MemberView]) {
+    for member in members {
+        anstream::println!(
+            "{}  {:<32} {:<24} {} {}{}",
+            paint(DIM, &member.id),
+            member.email,
+            member.display_name,
+            member.membership,
+            member.status,
+            if member.is_admin { " admin" } else { "" }
+        );
+    }
+}

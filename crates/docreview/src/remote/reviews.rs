@@ -1,0 +1,435 @@
+//! `reviews …`: documents, their versions, and who may see them.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use docreview_client::api::{
+    AccessMode, AllowedUserEntry, GrantRole, ListQuery, MetaChange, OwnerChange, ReviewList,
+    ReviewSummaryView, ReviewView, SharingChange, SharingView, TitleChange, VersionMode,
+};
+use docreview_client::{Client, DocumentUpload, HtmlFile, VersionUpload};
+
+use super::comments::print_comments;
+use super::output::{DIM, paint, spinner};
+use super::{Failure, Outcome, Output, interactive, open_in_browser, signed_in_client};
+
+/// Documents per page when listing.
+const PAGE: usize = 200;
+
+#[derive(Subcommand)]
+pub enum ReviewsCommand {
+    /// The documents you can see, newest activity first.
+    List {
+        /// Only those with this tag.
+        #[arg(long)]
+        tag: Option<String>,
+        /// Only archived documents.
+        #[arg(long)]
+        archived: bool,
+        /// How many (1 to 200).
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=200))]
+        limit: u16,
+        /// Every page, not only the first.
+        #[arg(long, conflicts_with = "limit")]
+        all: bool,
+    },
+    /// A document with its versions and comments.
+    Show { review: String },
+    /// Open the document's review screen in the browser (or print its address).
+    Open { review: String },
+    /// Upload an HTML file as a new document.
+    Upload {
+        file: PathBuf,
+        #[arg(long)]
+        title: Option<String>,
+        /// A tag (repeat for more).
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// A project code to link it to.
+        #[arg(long)]
+        project: Option<String>,
+    },
+    /// Upload an HTML file as the document's new version; comments follow their passages.
+    AddVersion {
+        review: String,
+        file: PathBuf,
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Replace the latest version's HTML (a correction, not a new version).
+    Replace { review: String, file: PathBuf },
+    /// Rename a document.
+    Title { review: String, title: String },
+    /// Show a document's tags, or change them: `--add`, `--remove`, or `--set` the whole list.
+    Tags {
+        review: String,
+        #[arg(long = "add")]
+        add: Vec<String>,
+        #[arg(long = "remove")]
+        remove: Vec<String>,
+        /// The whole list, comma-separated (empty to clear).
+        #[arg(long, value_delimiter = ',', conflicts_with_all = ["add", "remove"])]
+        set: Option<Vec<String>>,
+    },
+    /// Archive a document (hidden from lists unless asked), or `--undo`.
+    Archive {
+        review: String,
+        #[arg(long)]
+        undo: bool,
+    },
+    /// Delete a document with its versions and comments.
+    Delete {
+        review: String,
+        /// Do not ask first (needed when not at a terminal).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Show who may see a document, or change it: `--mode`, `--add EMAIL=ROLE`, `--remove EMAIL`.
+    Share {
+        review: String,
+        /// link (everyone in the organization) or restricted (only those listed).
+        #[arg(long)]
+        mode: Option<String>,
+        /// Give someone access: `EMAIL=viewer` or `EMAIL=editor` (repeat for more).
+        #[arg(long = "add", value_name = "EMAIL=ROLE")]
+        add: Vec<String>,
+        /// Take someone's access away (repeat for more).
+        #[arg(long = "remove", value_name = "EMAIL")]
+        remove: Vec<String>,
+    },
+    /// Hand the document to another member, who becomes its owner.
+    Owner { review: String, email: String },
+}
+
+pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
+    let client = signed_in_client()?;
+    match command {
+        ReviewsCommand::List {
+            tag,
+            archived,
+            limit,
+            all,
+        } => {
+            let query = ListQuery {
+                tag,
+                archived: archived.then_some(true),
+                limit: Some(if all { PAGE } else { usize::from(limit) }),
+                ..ListQuery::default()
+            };
+            let list = if all {
+                list_all(&client, query).await?
+            } else {
+                client.list_reviews(&query).await?
+            };
+            output.show(&list, |list| print_list(&list.reviews))
+        }
+        ReviewsCommand::Show { review } => {
+            let review = client.review(&review, false).await?;
+            output.show(&review, |review| {
+                let versions: Vec<_> = review
+                    .source
+                    .versions
+                    .iter()
+                    .map(|v| v.label.as_str())
+                    .collect();
+                anstream::println!("{}  {}", paint(DIM, &review.review_id), review.title);
+                println!("Owner:    {}", review.owner.display_name);
+                println!("Versions: {}", versions.join(", "));
+                if !review.tags.is_empty() {
+                    println!("Tags:     {}", review.tags.join(", "));
+                }
+                println!("Comments: {}", review.comments.len());
+                print_comments(&review.comments);
+            })
+        }
+        ReviewsCommand::Open { review } => {
+            let review = client.review(&review, false).await?;
+            let url = format!("{}/reviews/{}", client.base_url(), review.review_id);
+            if !open_in_browser(&url) {
+                println!("{url}");
+            }
+            Ok(())
+        }
+        ReviewsCommand::Upload {
+            file,
+            title,
+            tags,
+            project,
+        } => {
+            let file = html_file(&file)?;
+            let fields = DocumentUpload {
+                title,
+                label: None,
+                project,
+                tags,
+            };
+            let progress = spinner(format!("Uploading {} ({})", file.name, size(&file)));
+            let review = client.import_html(&file, &fields).await;
+            progress.finish_and_clear();
+            let review = review?;
+            output.show(&review, |review| {
+                println!("Uploaded {} as {}.", review.title, review.review_id);
+            })
+        }
+        ReviewsCommand::AddVersion {
+            review,
+            file,
+            label,
+        } => {
+            upload_version(
+                &client,
+                &review,
+                &file,
+                VersionMode::AddVersion,
+                label,
+                output,
+            )
+            .await
+        }
+        ReviewsCommand::Replace { review, file } => {
+            upload_version(&client, &review, &file, VersionMode::Replace, None, output).await
+        }
+        ReviewsCommand::Title { review, title } => {
+            let review = client
+                .rename_review(&review, &TitleChange { title })
+                .await?;
+            output.show(&review, |review| println!("Renamed to {}.", review.title))
+        }
+        ReviewsCommand::Tags {
+            review,
+            add,
+            remove,
+            set,
+        } => {
+            let current = client.review(&review, false).await?;
+            let tags = match set {
+                Some(tags) => tags.into_iter().filter(|t| !t.is_empty()).collect(),
+                None if add.is_empty() && remove.is_empty() => {
+                    return output.show(&current.tags, |tags| println!("{}", tags.join(", ")));
+                }
+                None => {
+                    let mut tags = current.tags;
+                    tags.retain(|tag| !remove.contains(tag));
+                    tags.extend(
+                        add.into_iter()
+                            .filter(|tag| !tags.contains(tag))
+                            .collect::<Vec<_>>(),
+                    );
+                    tags
+                }
+            };
+            let change = MetaChange {
+                tags: Some(tags),
+                archived: None,
+            };
+            let review = client.change_meta(&review, &change).await?;
+            output.show(&review.tags, |tags| println!("Tags: {}", tags.join(", ")))
+        }
+        ReviewsCommand::Archive { review, undo } => {
+            let change = MetaChange {
+                tags: None,
+                archived: Some(!undo),
+            };
+            let review = client.change_meta(&review, &change).await?;
+            output.show(&review, |review| {
+                let done = if review.archived {
+                    "Archived"
+                } else {
+                    "Restored"
+                };
+                println!("{done} {}.", review.title);
+            })
+        }
+        ReviewsCommand::Delete { review, yes } => {
+            if !yes {
+                let shown = client.review(&review, false).await?;
+                confirm(&format!(
+                    "Delete “{}” with its {} versions and {} comments?",
+                    shown.title,
+                    shown.source.versions.len(),
+                    shown.comments.len()
+                ))?;
+            }
+            client.delete_review(&review).await?;
+            let deleted = serde_json::json!({ "reviewId": review, "deleted": true });
+            output.show(&deleted, |_| println!("Deleted {review}."))
+        }
+        ReviewsCommand::Share {
+            review,
+            mode,
+            add,
+            remove,
+        } => share(&client, &review, mode, add, remove, output).await,
+        ReviewsCommand::Owner { review, email } => {
+            let review = client
+                .transfer_owner(&review, &OwnerChange { email })
+                .await?;
+            output.show(&review, |review| {
+                println!("{} now owns {}.", review.owner.display_name, review.title);
+            })
+        }
+    }
+}
+
+/// Every page of a listing, with a count on the terminal while it runs.
+async fn list_all(client: &Client, mut query: ListQuery) -> Result<ReviewList, Failure> {
+    let progress = spinner("Listing documents");
+    let mut all = ReviewList {
+        reviews: Vec::new(),
+        next_cursor: None,
+    };
+    loop {
+        let page = client.list_reviews(&query).await;
+        let page = match page {
+            Ok(page) => page,
+            Err(error) => {
+                progress.finish_and_clear();
+                return Err(error.into());
+            }
+        };
+        all.reviews.extend(page.reviews);
+        progress.set_message(format!("Listing documents: {}", all.reviews.len()));
+        match page.next_cursor {
+            Some(cursor) => query.cursor = Some(cursor),
+            None => break,
+        }
+    }
+    progress.finish_and_clear();
+    Ok(all)
+}
+
+fn print_list(reviews: &[ReviewSummaryView]) {
+    if reviews.is_empty() {
+        println!("No documents. Upload one with `docreview reviews upload FILE`.");
+    }
+    for row in reviews {
+        anstream::println!(
+            "{}  {:>3} open / {:>3}  {}{}",
+            paint(DIM, &row.review_id),
+            row.open_comment_count,
+            row.comment_count,
+            row.title,
+            if row.archived { " (archived)" } else { "" }
+        );
+    }
+}
+
+async fn upload_version(
+    client: &Client,
+    review: &str,
+    path: &Path,
+    mode: VersionMode,
+    label: Option<String>,
+    output: &Output,
+) -> Outcome {
+    let file = html_file(path)?;
+    let upload = VersionUpload {
+        mode,
+        label,
+        base_version_id: None,
+    };
+    let progress = spinner(format!("Uploading {} ({})", file.name, size(&file)));
+    let review = client.import_version(review, &file, &upload).await;
+    progress.finish_and_clear();
+    let review: ReviewView = review?;
+    output.show(&review, |review| {
+        let latest = review
+            .source
+            .versions
+            .last()
+            .map_or("", |v| v.label.as_str());
+        let done = if mode == VersionMode::Replace {
+            "Replaced the latest version of"
+        } else {
+            "Added a version to"
+        };
+        println!("{done} {} (now {latest}).", review.title);
+    })
+}
+
+async fn share(
+    client: &Client,
+    review: &str,
+    mode: Option<String>,
+    add: Vec<String>,
+    remove: Vec<String>,
+    output: &Output,
+) -> Outcome {
+    let mode = mode
+        .map(|word| {
+            AccessMode::parse(&word)
+                .ok_or_else(|| Failure::usage(format!("--mode `{word}`: use link or restricted")))
+        })
+        .transpose()?;
+    let grants = add
+        .iter()
+        .map(|entry| {
+            let (email, role) = entry.split_once('=').unwrap_or((entry, "viewer"));
+            let role = GrantRole::parse(role).ok_or_else(|| {
+                Failure::usage(format!("--add {entry}: the role is viewer or editor"))
+            })?;
+            Ok(AllowedUserEntry {
+                email: email.to_string(),
+                role,
+            })
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    let sharing: SharingView = if mode.is_none() && grants.is_empty() && remove.is_empty() {
+        client.sharing(review).await?
+    } else {
+        let mut allowed = client.sharing(review).await?.allowed_users;
+        let changed = |email: &str| {
+            grants.iter().any(|g| g.email.eq_ignore_ascii_case(email))
+                || remove.iter().any(|r| r.eq_ignore_ascii_case(email))
+        };
+        allowed.retain(|entry| !changed(&entry.email));
+        allowed.extend(grants);
+        let change = SharingChange {
+            mode,
+            allowed_users: Some(allowed),
+        };
+        client.change_sharing(review, &change).await?
+    };
+    output.show(&sharing, |sharing| {
+        println!("Mode: {}", sharing.mode);
+        for entry in &sharing.allowed_users {
+            println!("  {}  {}", entry.email, entry.role);
+        }
+    })
+}
+
+fn html_file(path: &Path) -> Result<HtmlFile, Failure> {
+    let bytes = std::fs::read(path)
+        .map_err(|error| Failure::error(format!("reading {}: {error}", path.display())))?;
+    let name = path.file_name().map_or_else(
+        || "document.html".to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(HtmlFile { name, bytes })
+}
+
+fn size(file: &HtmlFile) -> String {
+    indicatif::HumanBytes(file.bytes.len() as u64).to_string()
+}
+
+/// Asks a person to confirm; refused (usage) when there is no one at a terminal to ask.
+fn confirm(question: &str) -> Outcome {
+    if !interactive() {
+        return Err(Failure::usage(format!(
+            "{question} Add --yes to do it without asking."
+        )));
+    }
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|error| Failure::error(format!("reading the answer: {error}")))?;
+    if matches!(answer.trim(), "y" | "Y" | "yes") {
+        Ok(())
+    } else {
+        Err(Failure::error("not done"))
+    }
+}
