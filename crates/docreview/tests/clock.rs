@@ -160,7 +160,7 @@ async fn the_cached_rendering_drops_the_provisional_flag_when_the_window_closes(
             .review_json(&world.author, &world.review_id, false)
             .await
             .expect("read");
-        let json: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        let json: serde_json::Value = serde_json::from_slice(&body.body).expect("json");
         json["review"]["comments"][0]["provisional"].clone()
     };
     assert_eq!(read().await, true);

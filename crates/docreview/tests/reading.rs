@@ -145,3 +145,55 @@ async fn an_author_sees_their_own_fresh_comment_as_provisional_after_others_read
         false
     );
 }
+
+#[tokio::test]
+async fn an_unchanged_review_answers_304_to_its_etag_and_a_change_gives_a_new_tag() {
+    let server = Server::start();
+    let owner = server.user("owner@example.com", "Owner", &[], "docs,access,comments");
+    let viewer = server.user("viewer@example.com", "Viewer", &[], "comments");
+    let id = owner.create_review("Tags", SAMPLE_HTML).await["reviewId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let path = format!("/api/reviews/{id}");
+    let first = owner.get(&path).await;
+    first.expect(200);
+    let etag = first.header("etag").expect("an ETag").to_string();
+    assert!(etag.starts_with('"') && etag.ends_with('"'), "{etag}");
+    assert_eq!(first.header("cache-control"), Some("private, no-cache"));
+
+    let conditional =
+        |tag: String| owner.send(owner.raw("GET", &path).header("if-none-match", tag));
+    let unchanged = conditional(etag.clone()).await;
+    assert_eq!(unchanged.status, 304);
+    assert_eq!(unchanged.header("etag"), Some(etag.as_str()));
+    assert_eq!(unchanged.text, "");
+    assert_eq!(
+        conditional(format!("\"other\", W/{etag}")).await.status,
+        304
+    );
+    assert_eq!(conditional("\"stale\"".to_string()).await.status, 200);
+
+    // Another role sees other bytes, so another tag; a change gives a new tag to everyone.
+    let seen_by_viewer = viewer.get(&path).await;
+    assert_ne!(seen_by_viewer.header("etag"), Some(etag.as_str()));
+    owner.comment_on(&id, "quick brown fox", "A change").await;
+    let changed = conditional(etag.clone()).await;
+    assert_eq!(changed.status, 200);
+    assert_ne!(changed.header("etag"), Some(etag.as_str()));
+    assert_eq!(
+        changed.json["review"]["comments"].as_array().map(Vec::len),
+        Some(1)
+    );
+
+    // A tag opens nothing: a caller who cannot see the document gets 404 whatever they send.
+    let stranger = server.client(Some(&server.issue_token("viewer@example.com", "comments")));
+    owner
+        .patch(&format!("{path}/access"), &json!({ "mode": "restricted" }))
+        .await
+        .expect(200);
+    let hidden = stranger
+        .send(stranger.raw("GET", &path).header("if-none-match", etag))
+        .await;
+    assert_eq!(hidden.status, 404);
+}

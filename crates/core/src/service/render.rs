@@ -48,8 +48,25 @@ pub enum Rendered {
     Body {
         stamp: Stamp,
         valid_until: Millis,
-        body: Bytes,
+        json: ReviewJson,
     },
+}
+
+/// A review's JSON as the API answers it, and its entity tag (a digest of those bytes, so every
+/// node gives the same tag for the same answer).
+#[derive(Clone)]
+pub struct ReviewJson {
+    pub body: Bytes,
+    pub etag: String,
+}
+
+impl ReviewJson {
+    fn new(body: Bytes) -> Self {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(&body);
+        let etag = format!("\"{}\"", hex::encode(&digest[..16]));
+        ReviewJson { body, etag }
+    }
 }
 
 #[derive(Serialize)]
@@ -97,12 +114,12 @@ impl Service {
         actor: &Actor,
         review_id: &str,
         include_deleted: bool,
-    ) -> Result<Bytes> {
+    ) -> Result<ReviewJson> {
         access::permit(actor, Operation::Read)?;
         if include_deleted {
             let review = self.get_review(actor, review_id, true).await?;
             return serde_json::to_vec(&Envelope { review: &review })
-                .map(Bytes::from)
+                .map(|body| ReviewJson::new(Bytes::from(body)))
                 .map_err(|error| Error::Internal(Box::new(error)));
         }
         let head = self
@@ -166,30 +183,30 @@ impl Service {
             && let Rendered::Body {
                 stamp: cached_stamp,
                 valid_until,
-                body,
+                json,
             } = cached.as_ref()
             && *cached_stamp == stamp
             && now < *valid_until
         {
-            return Ok(body.clone());
+            return Ok(json.clone());
         }
         let viewer = Viewer {
             user_id: if personal { actor.id() } else { "" },
             now,
             include_deleted: false,
         };
-        let body = render(&state, role, project, &viewer)?;
+        let json = ReviewJson::new(render(&state, role, project, &viewer)?);
         let valid_until = if personal { window_ends } else { Millis::MAX };
-        let weight = body.len();
+        let weight = json.body.len();
         self.renders.insert(
             &key,
             Arc::new(Rendered::Body {
                 stamp,
                 valid_until,
-                body: body.clone(),
+                json: json.clone(),
             }),
             weight,
         );
-        Ok(body)
+        Ok(json)
     }
 }

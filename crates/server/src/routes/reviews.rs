@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use docreview_api::{CreateReview, DomContext, ListQuery, ReviewList};
 use docreview_core::access::Operation;
@@ -65,28 +65,55 @@ struct ReadQuery {
     include_deleted: bool,
 }
 
-/// Read a document with its versions, comments and runs.
+/// Read a document with its versions, comments and runs. The answer carries an `ETag`; sent
+/// back in `If-None-Match`, an unchanged document answers 304 without a body.
 #[utoipa::path(get, path = "/api/reviews/{review_id}", tag = "reviews", operation_id = "readReview",
-    params(ReviewPath, ReadQuery),
-    responses((status = 200, description = "The document", body = ReviewBody)))]
+    params(ReviewPath, ReadQuery,
+        ("If-None-Match" = Option<String>, Header, description = "The `ETag` of an earlier answer")),
+    responses(
+        (status = 200, description = "The document", body = ReviewBody,
+            headers(("ETag" = String, description = "This answer's entity tag"))),
+        (status = 304, description = "Unchanged since the answer whose `ETag` was sent",
+            headers(("ETag" = String, description = "The current entity tag"))),
+    ))]
 async fn read(
     State(state): State<AppState>,
     Caller(actor): Caller,
     ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
     ApiQuery(query): ApiQuery<ReadQuery>,
+    request: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let body = state
+    let json = state
         .service
         .review_json(&actor, &review_id, query.include_deleted)
         .await?;
-    Ok((
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        body,
-    )
-        .into_response())
+    let mut response = if matches_etag(&request, &json.etag) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let json_type = HeaderValue::from_static("application/json");
+        ([(header::CONTENT_TYPE, json_type)], json.body).into_response()
+    };
+    let headers = response.headers_mut();
+    if let Ok(etag) = HeaderValue::from_str(&json.etag) {
+        headers.insert(header::ETAG, etag);
+    }
+    // Clients may keep it, but must ask again (with the tag) before using it.
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache"),
+    );
+    Ok(response)
+}
+
+/// Whether `If-None-Match` names `etag` (weak comparison, RFC 9110 §13.1.2) or is `*`.
+fn matches_etag(request: &HeaderMap, etag: &str) -> bool {
+    request
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(|tag| tag.trim())
+        .any(|tag| tag == "*" || tag.trim_start_matches("W/") == etag)
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
