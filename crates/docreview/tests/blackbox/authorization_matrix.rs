@@ -14,9 +14,9 @@
 //! and linked to project MATRIX-P (where `owner` is manager and `ext+role` editor). Ada wrote its
 //! comments, reply and run. Rows that change something get a fresh fixture in every cell.
 //!
-//! Cells: a status, or a 403/404 error code: `isc` insufficient_scope, `frb` forbidden, `prr`
-//! project_role_required, `prq` project_required, `pnf` project_not_found. A plain 403 or 404 must
-//! carry `forbidden` or `not_found`; 401 must carry `unauthorized`.
+//! Cells: a status, or a 403/404 error code: `isc` `insufficient_scope`, `frb` `forbidden`,
+//! `prr` `project_role_required`, `prq` `project_required`, `pnf` `project_not_found`. A plain
+//! 403 or 404 must carry `forbidden` or `not_found`; 401 must carry `unauthorized`.
 //!
 //! `POST /api/auth/cli/token` takes no credentials and is rate limited per address, so it is
 //! tested in `account.rs` rather than cell by cell; `/healthz` and `/readyz` are in `routes.rs`.
@@ -46,6 +46,10 @@ struct Row {
     expect: [&'static str; 17],
 }
 
+#[allow(
+    clippy::large_types_passed_by_value,
+    reason = "builds the table's rows once, at start-up"
+)]
 const fn row(
     method: &'static str,
     path: &'static str,

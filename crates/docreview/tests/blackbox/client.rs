@@ -30,6 +30,10 @@ async fn ada_with_a_document(server: &Server) -> (Client, String) {
     (ada, review.review_id)
 }
 
+#[allow(
+    clippy::unnecessary_wraps,
+    reason = "the value of an `Option` field, built inline"
+)]
 fn by_quote(exact: &str) -> Option<Locator> {
     Some(Locator {
         quote: Some(Quote {

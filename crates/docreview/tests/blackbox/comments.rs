@@ -1939,12 +1939,11 @@ async fn losing_concurrent_status_changes_are_revision_conflicts() {
         let replies = futures::future::join_all(attempts).await;
         let mut won = 0;
         for reply in &replies {
-            match reply.status {
-                201 => won += 1,
-                _ => {
-                    let body = reply.expect_error(409, "comments revision conflict");
-                    assert_eq!(body["currentRevision"], revision + 1, "round {round}");
-                }
+            if reply.status == 201 {
+                won += 1;
+            } else {
+                let body = reply.expect_error(409, "comments revision conflict");
+                assert_eq!(body["currentRevision"], revision + 1, "round {round}");
             }
         }
         assert_eq!(won, 1, "round {round}");

@@ -426,30 +426,27 @@ fn admin_migrate_applies_every_migration_to_a_fresh_database() {
     let storage = Storage::fresh();
     let printed = migrate(&storage);
     assert!(printed.contains("is up to date"), "{printed}");
-    match storage.database_url() {
-        Some(url) => {
-            let applied = support::psql(
-                url,
-                "SELECT version FROM schema_migrations ORDER BY version",
-            )
-            .expect("read schema_migrations");
-            let applied: Vec<i64> = applied
-                .lines()
-                .map(|line| line.trim().parse().expect("a version"))
-                .collect();
-            assert_eq!(applied, shipped_migrations());
-            let name = url.rsplit('/').next().expect("database name");
-            assert!(printed.contains(name), "names the database: {printed}");
-        }
-        None => {
-            let file = storage.data_dir().join("docreview.db");
-            let header = std::fs::read(&file).expect("the database file exists");
-            assert!(
-                header.starts_with(b"SQLite format 3\0"),
-                "a SQLite database"
-            );
-            assert!(printed.contains(&file.display().to_string()), "{printed}");
-        }
+    if let Some(url) = storage.database_url() {
+        let applied = support::psql(
+            url,
+            "SELECT version FROM schema_migrations ORDER BY version",
+        )
+        .expect("read schema_migrations");
+        let applied: Vec<i64> = applied
+            .lines()
+            .map(|line| line.trim().parse().expect("a version"))
+            .collect();
+        assert_eq!(applied, shipped_migrations());
+        let name = url.rsplit('/').next().expect("database name");
+        assert!(printed.contains(name), "names the database: {printed}");
+    } else {
+        let file = storage.data_dir().join("docreview.db");
+        let header = std::fs::read(&file).expect("the database file exists");
+        assert!(
+            header.starts_with(b"SQLite format 3\0"),
+            "a SQLite database"
+        );
+        assert!(printed.contains(&file.display().to_string()), "{printed}");
     }
 }
 

@@ -80,7 +80,7 @@ fn ranges(context: &Value) -> Vec<(u64, u64)> {
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
+    items.iter().map(std::string::ToString::to_string).collect()
 }
 
 fn chars(text: &str) -> u64 {

@@ -302,7 +302,7 @@ async fn import_html_over_the_size_limit_is_413() {
     assert_eq!(document_count(&server).await, 1);
 }
 
-/// Sends 20 uploads built by `form`; returns what each got ("413 payload_too_large",
+/// Sends 20 uploads built by `form`; returns what each got (`"413 payload_too_large"`,
 /// or "no response: …" when the connection was dropped instead of answered).
 async fn oversized_outcomes(client: &Client, path: &str, form: impl Fn() -> Form) -> Vec<String> {
     let mut outcomes = Vec::new();

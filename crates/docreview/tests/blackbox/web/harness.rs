@@ -293,8 +293,7 @@ impl Browser {
                 .driver
                 .execute(&script, Vec::new())
                 .await
-                .map(|ret| ret.json().clone())
-                .unwrap_or(Value::Null);
+                .map_or(Value::Null, |ret| ret.json().clone());
             let truthy = match &value {
                 Value::Null => false,
                 Value::Bool(b) => *b,
