@@ -80,7 +80,7 @@ mod tests {
         for c in listed {
             assert!(c.is_whitespace(), "{c:?}");
         }
-        let whitespace = (0..=0x10FFFF_u32)
+        let whitespace = (0..=0x0010_FFFF_u32)
             .filter_map(char::from_u32)
             .filter(|c| c.is_whitespace())
             .count();
@@ -104,12 +104,16 @@ mod tests {
 pub mod whole {
     use serde::{Deserialize, Deserializer, de::Error};
 
-    fn convert<T: TryFrom<i64>, E: Error>(number: serde_json::Number) -> Result<T, E> {
+    fn convert<T: TryFrom<i64>, E: Error>(number: &serde_json::Number) -> Result<T, E> {
         let whole = number.as_i64().or_else(|| {
             number
                 .as_f64()
                 .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
-                .map(|f| f as i64)
+                .map(|f| {
+                    #[allow(clippy::cast_possible_truncation, reason = "whole and below 2^53")]
+                    let whole = f as i64;
+                    whole
+                })
         });
         whole
             .and_then(|n| T::try_from(n).ok())
@@ -117,14 +121,14 @@ pub mod whole {
     }
 
     pub fn required<'de, D: Deserializer<'de>, T: TryFrom<i64>>(d: D) -> Result<T, D::Error> {
-        convert(serde_json::Number::deserialize(d)?)
+        convert(&serde_json::Number::deserialize(d)?)
     }
 
     pub fn optional<'de, D: Deserializer<'de>, T: TryFrom<i64>>(
         d: D,
     ) -> Result<Option<T>, D::Error> {
         Option::<serde_json::Number>::deserialize(d)?
-            .map(convert)
+            .map(|number| convert(&number))
             .transpose()
     }
 }

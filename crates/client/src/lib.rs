@@ -106,7 +106,7 @@ impl std::fmt::Debug for Client {
         f.debug_struct("Client")
             .field("base", &self.base)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -152,7 +152,7 @@ pub fn require_scope(actor: &Actor, scope: Scope) -> Result<()> {
             Err(Error::InsufficientScope(scope.as_str()))
         }
         Credential::Personal { .. } | Credential::Session { .. } => Ok(()),
-        _ => Err(Error::forbidden(
+        Credential::Shared(_) => Err(Error::forbidden(
             "this kind of credential cannot change sharing",
         )),
     }

@@ -157,25 +157,22 @@ pub fn reanchor(
     match &anchor.quote {
         Some(quote) => {
             let hint = anchor.position.as_ref().map(|p| p.start);
-            match docreview_text::reanchor(&text.text, &to_text_quote(quote), hint) {
-                Some(found) => {
-                    moved.position = Some(Position {
-                        start: found.start,
-                        end: found.end,
-                    });
-                    moved.section_id = text
-                        .section_at(found.start)
-                        .map(|s| s.id.clone())
-                        .or(moved.section_id);
-                    moved.state = match found.kind {
-                        MatchKind::Exact => AnchorState::Exact,
-                        MatchKind::Fuzzy => AnchorState::Fuzzy,
-                    };
-                }
-                None => {
-                    moved.position = None;
-                    moved.state = AnchorState::Orphaned;
-                }
+            if let Some(found) = docreview_text::reanchor(&text.text, &to_text_quote(quote), hint) {
+                moved.position = Some(Position {
+                    start: found.start,
+                    end: found.end,
+                });
+                moved.section_id = text
+                    .section_at(found.start)
+                    .map(|s| s.id.clone())
+                    .or(moved.section_id);
+                moved.state = match found.kind {
+                    MatchKind::Exact => AnchorState::Exact,
+                    MatchKind::Fuzzy => AnchorState::Fuzzy,
+                };
+            } else {
+                moved.position = None;
+                moved.state = AnchorState::Orphaned;
             }
         }
         None => {

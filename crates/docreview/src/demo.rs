@@ -99,6 +99,10 @@ fn person(service: &Service, account: docreview_core::model::Account) -> Actor {
     }
 }
 
+#[allow(
+    clippy::unnecessary_wraps,
+    reason = "the value of an `Option` field, built inline"
+)]
 fn quote(exact: &str) -> Option<Locator> {
     Some(Locator {
         quote: Some(Quote {

@@ -1,4 +1,9 @@
 //! The `docreview` binary: the server, the operator commands, and the command-line client.
+#![allow(
+    clippy::doc_markdown,
+    reason = "doc comments here are mostly user-facing text (clap's --help, MCP tool and field \
+              descriptions), shown verbatim rather than rendered as Markdown"
+)]
 
 mod demo;
 mod mcp;

@@ -64,6 +64,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "used as `.map_err(body_error)`"
+)]
 pub fn body_error(rejection: BytesRejection) -> ApiError {
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
         ApiError::BodyTooLarge("the request body is larger than this server accepts".into())

@@ -139,7 +139,9 @@ pub async fn authenticate(
             return ApiError::Core(Error::forbidden(CROSS_SITE_MESSAGE)).into_response();
         }
     };
-    let expires_at = actor.as_ref().and_then(|actor| actor.token_expires_at());
+    let expires_at = actor
+        .as_ref()
+        .and_then(docreview_core::access::Actor::token_expires_at);
     if let Some(actor) = actor {
         request.extensions_mut().insert(actor);
     }

@@ -177,7 +177,7 @@ pub fn secure(paths: &mut utoipa::openapi::path::Paths, operation: Operation) {
 fn requirements(operation: Operation) -> Vec<SecurityRequirement> {
     let scopes: Vec<&str> = operation
         .scope()
-        .map(|scope| scope.as_str())
+        .map(docreview_api::Scope::as_str)
         .into_iter()
         .collect();
     let mut any_of = vec![SecurityRequirement::new("personalToken", scopes)];

@@ -257,7 +257,11 @@ pub async fn check_tokens(store: Arc<dyn Store>) {
 pub async fn check_users_and_projects(store: Arc<dyn Store>) {
     let alice = user(&store, "usr_alice").await;
     let bob = user(&store, "usr_bob").await;
-    let ids = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let ids = |list: &[&str]| {
+        list.iter()
+            .map(std::string::ToString::to_string)
+            .collect::<Vec<_>>()
+    };
     let users = store
         .users(&ids(&["usr_bob", "usr_missing", "usr_alice"]))
         .await

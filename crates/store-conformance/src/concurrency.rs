@@ -10,6 +10,11 @@ use crate::fixtures::{T0, comment, comments_write, head, review, user, version};
 
 const WRITERS: usize = 16;
 
+/// A count of writes as the comments revision it leads to.
+fn revision(count: usize) -> i64 {
+    i64::try_from(count).expect("a test's count of writes fits an i64")
+}
+
 /// Sixteen writes expecting the same revision, at once: exactly one succeeds, every other one
 /// answers `RevisionConflict` with the winner's revision, and only the winner's comment exists.
 pub async fn check_concurrent_comment_writes_one_wins(store: Arc<dyn Store>) {
@@ -124,7 +129,10 @@ pub async fn check_concurrent_retrying_writers_get_distinct_revisions(store: Arc
         .await
         .expect("state")
         .expect("exists");
-    assert_eq!(state.head.review.comments_revision, expected.len() as i64);
+    assert_eq!(
+        state.head.review.comments_revision,
+        revision(expected.len())
+    );
     assert_eq!(state.comments.len(), RETRYING);
 }
 
@@ -215,22 +223,22 @@ pub async fn check_concurrent_writers_on_the_latest_version_all_succeed(store: A
         );
     }
     revisions.sort_unstable();
-    assert_eq!(revisions, (1..=WRITERS as i64).collect::<Vec<_>>());
+    assert_eq!(revisions, (1..=revision(WRITERS)).collect::<Vec<_>>());
     let after = head(&store, "rev").await.review;
-    assert_eq!(after.comments_revision, WRITERS as i64);
+    assert_eq!(after.comments_revision, revision(WRITERS));
     assert_eq!(
         store.live_comments("rev").await.expect("comments").len(),
         WRITERS
     );
 
     let mut stale = comments_write(
-        WRITERS as i64,
+        revision(WRITERS),
         T0 + 2_000,
         vec![comment("rev", "c_stale", "usr_alice", T0 + 2_000)],
     );
     stale.on_latest_version = Some("ver_not_the_latest".to_string());
     match store.write_comments("rev", stale).await {
-        Err(StoreError::RevisionConflict { current }) => assert_eq!(current, WRITERS as i64),
+        Err(StoreError::RevisionConflict { current }) => assert_eq!(current, revision(WRITERS)),
         other => panic!("a write on a version that is not the latest must conflict: {other:?}"),
     }
     assert_eq!(

@@ -261,7 +261,7 @@ pub fn assert_conflict<T: std::fmt::Debug>(result: Result<T, StoreError>, curren
             assert_eq!(
                 got, current,
                 "RevisionConflict should carry the current revision"
-            )
+            );
         }
         other => panic!("expected RevisionConflict {{ current: {current} }}, got {other:?}"),
     }

@@ -12,7 +12,7 @@ use crate::fixtures::{
 };
 
 fn ids(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
+    list.iter().map(std::string::ToString::to_string).collect()
 }
 
 async fn create(
@@ -201,7 +201,7 @@ pub async fn check_list_filters(store: Arc<dyn Store>) {
     for (id, owner, title, tags, archived, at) in specs {
         let mut new = new_review(id, owner, at);
         new.review.title = title.to_string();
-        new.review.tags = tags.iter().map(|t| t.to_string()).collect();
+        new.review.tags = tags.iter().map(std::string::ToString::to_string).collect();
         new.review.archived = archived;
         store.create_review(new).await.expect("create review");
     }

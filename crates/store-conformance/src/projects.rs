@@ -484,7 +484,11 @@ pub async fn check_visibility_with_project_roles(store: Arc<dyn Store>) {
                 .expect("link")
         );
     }
-    let ids = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let ids = |list: &[&str]| {
+        list.iter()
+            .map(std::string::ToString::to_string)
+            .collect::<Vec<_>>()
+    };
 
     // Both linked documents were touched at T0 + 10; ties are by id, newest first.
     assert_eq!(

@@ -144,7 +144,7 @@ fn documents_for(caller: &Caller, at: &mut i64) -> Vec<NewReview> {
                     let mut new = new_review(&id, owner, *at);
                     new.review.title = format!("Matrix {}", caller.group);
                     new.review.access_mode = mode;
-                    new.review.project_code = project.map(|code| code.to_string());
+                    new.review.project_code = project.map(std::string::ToString::to_string);
                     new.search_text = format!("{} {id}", caller.group);
                     new.grants = match sharing {
                         Sharing::None => Vec::new(),
@@ -233,6 +233,10 @@ fn word(word: &str) -> SearchQuery {
 /// One cell: what the backend answered for a document (`None`: absent; else the role the core
 /// computes from the row's grant and project role, itself `None` if the core would not show the
 /// row) against the core's rule.
+#[allow(
+    clippy::option_option,
+    reason = "absent, present without a role, present with one: three cases"
+)]
 fn agrees(answered: Option<Option<Role>>, expected: Option<Role>) -> bool {
     match answered {
         None => expected.is_none(),
@@ -240,6 +244,10 @@ fn agrees(answered: Option<Option<Role>>, expected: Option<Role>) -> bool {
     }
 }
 
+#[allow(
+    clippy::option_option,
+    reason = "absent, present without a role, present with one: three cases"
+)]
 fn describe(answered: Option<Option<Role>>) -> String {
     match answered {
         None => "absent".to_string(),

@@ -146,6 +146,11 @@ async fn load(store: &PgStore) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a rounded index into the non-empty slice"
+)]
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[at.min(sorted.len() - 1)]

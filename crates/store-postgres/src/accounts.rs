@@ -12,7 +12,7 @@ use crate::sql::{decode_all, decode_optional};
 
 impl PgStore {
     async fn account_where(&self, condition: &str, value: &str) -> StoreResult<Option<Account>> {
-        let sql = format!("SELECT {} FROM users u WHERE {condition}", ACCOUNT_COLUMNS);
+        let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM users u WHERE {condition}");
         let row = sqlx::query(&sql)
             .bind(value)
             .fetch_optional(&self.pool)
@@ -114,8 +114,7 @@ impl AccountStore for PgStore {
 
     async fn token_by_hash(&self, hash: &[u8; 32]) -> StoreResult<Option<(TokenRecord, Account)>> {
         let sql = format!(
-            "SELECT {}, {} FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = $1",
-            TOKEN_COLUMNS, ACCOUNT_COLUMNS
+            "SELECT {TOKEN_COLUMNS}, {ACCOUNT_COLUMNS} FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = $1"
         );
         let row = sqlx::query(&sql)
             .bind(hash.as_slice())
@@ -147,9 +146,8 @@ impl AccountStore for PgStore {
 
     async fn tokens_of(&self, user_id: &str) -> StoreResult<Vec<TokenRecord>> {
         let rows = sqlx::query(&format!(
-            "SELECT {} FROM tokens t WHERE t.user_id = $1 AND t.revoked_at IS NULL \
-             ORDER BY t.created_at DESC, t.id DESC",
-            TOKEN_COLUMNS
+            "SELECT {TOKEN_COLUMNS} FROM tokens t WHERE t.user_id = $1 AND t.revoked_at IS NULL \
+             ORDER BY t.created_at DESC, t.id DESC"
         ))
         .bind(user_id)
         .fetch_all(&self.pool)
@@ -213,8 +211,7 @@ impl AccountStore for PgStore {
         hash: &[u8; 32],
     ) -> StoreResult<Option<(SessionRecord, Account)>> {
         let sql = format!(
-            "SELECT {}, {} FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = $1",
-            SESSION_COLUMNS, ACCOUNT_COLUMNS
+            "SELECT {SESSION_COLUMNS}, {ACCOUNT_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = $1"
         );
         let row = sqlx::query(&sql)
             .bind(hash.as_slice())
@@ -259,8 +256,7 @@ impl AccountStore for PgStore {
 
     async fn login_code(&self, hash: &[u8; 32]) -> StoreResult<Option<LoginCodeRecord>> {
         let row = sqlx::query(&format!(
-            "SELECT {} FROM login_codes WHERE hash = $1",
-            LOGIN_CODE_COLUMNS
+            "SELECT {LOGIN_CODE_COLUMNS} FROM login_codes WHERE hash = $1"
         ))
         .bind(hash.as_slice())
         .fetch_optional(&self.pool)

@@ -96,8 +96,7 @@ impl CommentStore for PgStore {
     ) -> StoreResult<Option<CommentThread>> {
         let mut tx = self.snapshot().await?;
         let comment = sqlx::query(&format!(
-            "SELECT {} FROM comments WHERE review_id = $1 AND id = $2",
-            COMMENT_COLUMNS
+            "SELECT {COMMENT_COLUMNS} FROM comments WHERE review_id = $1 AND id = $2"
         ))
         .bind(review_id)
         .bind(comment_id)
@@ -108,16 +107,14 @@ impl CommentStore for PgStore {
             return Ok(None);
         };
         let messages = sqlx::query(&format!(
-            "SELECT {} FROM messages WHERE comment_id = $1 ORDER BY created_at, id",
-            MESSAGE_COLUMNS
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE comment_id = $1 ORDER BY created_at, id"
         ))
         .bind(comment_id)
         .fetch_all(&mut *tx)
         .await
         .map_err(map_error)?;
         let events = sqlx::query(&format!(
-            "SELECT {} FROM status_events WHERE comment_id = $1 ORDER BY seq",
-            EVENT_COLUMNS
+            "SELECT {EVENT_COLUMNS} FROM status_events WHERE comment_id = $1 ORDER BY seq"
         ))
         .bind(comment_id)
         .fetch_all(&mut *tx)
@@ -133,8 +130,7 @@ impl CommentStore for PgStore {
 
     async fn live_comments(&self, review_id: &str) -> StoreResult<Vec<CommentRecord>> {
         let rows = sqlx::query(&format!(
-            "SELECT {} FROM comments WHERE review_id = $1 AND deleted_at IS NULL ORDER BY created_at, id",
-            COMMENT_COLUMNS
+            "SELECT {COMMENT_COLUMNS} FROM comments WHERE review_id = $1 AND deleted_at IS NULL ORDER BY created_at, id"
         ))
         .bind(review_id)
         .fetch_all(&self.pool)
@@ -251,8 +247,7 @@ impl CommentStore for PgStore {
 
     async fn run(&self, review_id: &str, run_id: &str) -> StoreResult<Option<RunRecord>> {
         let row = sqlx::query(&format!(
-            "SELECT {} FROM runs WHERE review_id = $1 AND id = $2",
-            RUN_COLUMNS
+            "SELECT {RUN_COLUMNS} FROM runs WHERE review_id = $1 AND id = $2"
         ))
         .bind(review_id)
         .bind(run_id)
@@ -269,8 +264,7 @@ impl CommentStore for PgStore {
     ) -> StoreResult<(Vec<CommentRecord>, Vec<MessageRecord>)> {
         let mut tx = self.snapshot().await?;
         let comments = sqlx::query(&format!(
-            "SELECT {} FROM comments WHERE review_id = $1 AND run_id = $2 ORDER BY created_at, id",
-            COMMENT_COLUMNS
+            "SELECT {COMMENT_COLUMNS} FROM comments WHERE review_id = $1 AND run_id = $2 ORDER BY created_at, id"
         ))
         .bind(review_id)
         .bind(run_id)
@@ -278,8 +272,7 @@ impl CommentStore for PgStore {
         .await
         .map_err(map_error)?;
         let messages = sqlx::query(&format!(
-            "SELECT {} FROM messages WHERE review_id = $1 AND run_id = $2 ORDER BY created_at, id",
-            MESSAGE_COLUMNS
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE review_id = $1 AND run_id = $2 ORDER BY created_at, id"
         ))
         .bind(review_id)
         .bind(run_id)

@@ -45,7 +45,7 @@ pub fn map_error(error: sqlx::Error) -> StoreError {
 pub fn unique(what: &'static str) -> impl Fn(sqlx::Error) -> StoreError {
     move |error| {
         let code = match &error {
-            sqlx::Error::Database(db) => db.code().map(|code| code.into_owned()),
+            sqlx::Error::Database(db) => db.code().map(std::borrow::Cow::into_owned),
             _ => None,
         };
         match code.as_deref() {

@@ -52,7 +52,7 @@ pub(crate) async fn forward_notifications(pool: PgPool, events: broadcast::Sende
                                 // Nobody listening on this node is not an error.
                                 Ok(event) => drop(events.send(event)),
                                 Err(error) => {
-                                    tracing::warn!(%error, "ignoring a malformed change event")
+                                    tracing::warn!(%error, "ignoring a malformed change event");
                                 }
                             }
                         }

@@ -170,8 +170,8 @@ impl PgStore {
             events.clone(),
         ));
         Ok(PgStore {
-            events,
             pool,
+            events,
             target,
             options,
         })

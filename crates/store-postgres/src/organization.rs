@@ -22,8 +22,7 @@ pub(crate) async fn project_where_code(
     code: &str,
 ) -> StoreResult<Option<ProjectRecord>> {
     let row = sqlx::query(&format!(
-        "SELECT {} FROM projects p WHERE p.code = $1",
-        PROJECT_COLUMNS
+        "SELECT {PROJECT_COLUMNS} FROM projects p WHERE p.code = $1"
     ))
     .bind(code)
     .fetch_optional(&mut *conn)
@@ -39,12 +38,11 @@ impl OrganizationStore for PgStore {
     async fn list_accounts(&self, query: MemberQuery) -> StoreResult<Vec<Account>> {
         // Emails in byte order (`COLLATE "C"`), as SQLite orders them, whatever the locale.
         let rows = sqlx::query(&format!(
-            "SELECT {} FROM users u \
+            "SELECT {ACCOUNT_COLUMNS} FROM users u \
              WHERE u.provider <> 'service' AND u.status <> 'removed' \
                AND (NOT $1::boolean OR u.is_admin) \
                AND ($2::text IS NULL OR u.email COLLATE \"C\" > $2::text) \
-             ORDER BY u.email COLLATE \"C\" LIMIT $3",
-            ACCOUNT_COLUMNS
+             ORDER BY u.email COLLATE \"C\" LIMIT $3"
         ))
         .bind(query.admins_only)
         .bind(query.after.as_deref())
@@ -179,12 +177,11 @@ impl OrganizationStore for PgStore {
         query: ProjectQuery,
     ) -> StoreResult<Vec<(ProjectRecord, Option<ProjectRole>)>> {
         let rows = sqlx::query(&format!(
-            "SELECT {}, pr.role FROM projects p \
+            "SELECT {PROJECT_COLUMNS}, pr.role FROM projects p \
              LEFT JOIN project_roles pr ON pr.project_code = p.code AND pr.user_id = $1 \
              WHERE (NOT $2::boolean OR pr.role IS NOT NULL) \
                AND ($3::text IS NULL OR p.code > $3::text) \
-             ORDER BY p.code LIMIT $4",
-            PROJECT_COLUMNS
+             ORDER BY p.code LIMIT $4"
         ))
         .bind(&query.user_id)
         .bind(query.only_mine)
@@ -215,9 +212,8 @@ impl OrganizationStore for PgStore {
 
     async fn project_members(&self, code: &str) -> StoreResult<Vec<ProjectMember>> {
         let rows = sqlx::query(&format!(
-            "SELECT {}, pr.role FROM project_roles pr JOIN users u ON u.id = pr.user_id \
-             WHERE pr.project_code = $1 ORDER BY u.email COLLATE \"C\", u.id",
-            ACCOUNT_COLUMNS
+            "SELECT {ACCOUNT_COLUMNS}, pr.role FROM project_roles pr JOIN users u ON u.id = pr.user_id \
+             WHERE pr.project_code = $1 ORDER BY u.email COLLATE \"C\", u.id"
         ))
         .bind(code)
         .fetch_all(&self.pool)

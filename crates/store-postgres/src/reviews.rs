@@ -136,40 +136,35 @@ impl ReviewStore for PgStore {
         };
         // Orders are for determinism only; the core sorts what it shows.
         let versions = sqlx::query(&format!(
-            "SELECT {} FROM versions WHERE review_id = $1 ORDER BY seq",
-            VERSION_COLUMNS
+            "SELECT {VERSION_COLUMNS} FROM versions WHERE review_id = $1 ORDER BY seq"
         ))
         .bind(review_id)
         .fetch_all(&mut *tx)
         .await
         .map_err(map_error)?;
         let comments = sqlx::query(&format!(
-            "SELECT {} FROM comments WHERE review_id = $1 ORDER BY created_at, id",
-            COMMENT_COLUMNS
+            "SELECT {COMMENT_COLUMNS} FROM comments WHERE review_id = $1 ORDER BY created_at, id"
         ))
         .bind(review_id)
         .fetch_all(&mut *tx)
         .await
         .map_err(map_error)?;
         let messages = sqlx::query(&format!(
-            "SELECT {} FROM messages WHERE review_id = $1 ORDER BY created_at, id",
-            MESSAGE_COLUMNS
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE review_id = $1 ORDER BY created_at, id"
         ))
         .bind(review_id)
         .fetch_all(&mut *tx)
         .await
         .map_err(map_error)?;
         let events = sqlx::query(&format!(
-            "SELECT {} FROM status_events WHERE review_id = $1 ORDER BY comment_id, seq",
-            EVENT_COLUMNS
+            "SELECT {EVENT_COLUMNS} FROM status_events WHERE review_id = $1 ORDER BY comment_id, seq"
         ))
         .bind(review_id)
         .fetch_all(&mut *tx)
         .await
         .map_err(map_error)?;
         let runs = sqlx::query(&format!(
-            "SELECT {} FROM runs WHERE review_id = $1 ORDER BY created_at, id",
-            RUN_COLUMNS
+            "SELECT {RUN_COLUMNS} FROM runs WHERE review_id = $1 ORDER BY created_at, id"
         ))
         .bind(review_id)
         .fetch_all(&mut *tx)
@@ -207,8 +202,8 @@ impl ReviewStore for PgStore {
     async fn list_reviews(&self, query: ReviewQuery) -> StoreResult<Vec<ReviewSummaryRecord>> {
         // `strpos`, not LIKE, so `%` and `_` in the search text are literal.
         let sql = format!(
-            "SELECT {review}, {summary} FROM {from} \
-             WHERE {visible} \
+            "SELECT {REVIEW_COLUMNS}, {SUMMARY_COLUMNS} FROM {SUMMARY_FROM} \
+             WHERE {VISIBLE} \
                AND ($5::text IS NULL OR strpos(lower(r.title), lower($5::text)) > 0) \
                AND ($6::text IS NULL OR r.tags @> jsonb_build_array($6::text)) \
                AND ($7::boolean IS NULL OR r.archived = $7::boolean) \
@@ -216,10 +211,6 @@ impl ReviewStore for PgStore {
                AND ($9::text IS NULL OR r.owner_id = $9::text) \
                AND ($10::bigint IS NULL OR (r.updated_at, r.id) < ($10::bigint, $11::text)) \
              ORDER BY r.updated_at DESC, r.id DESC LIMIT $12",
-            review = REVIEW_COLUMNS,
-            summary = SUMMARY_COLUMNS,
-            from = SUMMARY_FROM,
-            visible = VISIBLE,
         );
         let (after_at, after_id) = match &query.after {
             Some((at, id)) => (Some(*at), Some(id.as_str())),
@@ -242,8 +233,7 @@ impl ReviewStore for PgStore {
 
     async fn versions(&self, review_id: &str) -> StoreResult<Vec<VersionRecord>> {
         let rows = sqlx::query(&format!(
-            "SELECT {} FROM versions WHERE review_id = $1 ORDER BY seq",
-            VERSION_COLUMNS
+            "SELECT {VERSION_COLUMNS} FROM versions WHERE review_id = $1 ORDER BY seq"
         ))
         .bind(review_id)
         .fetch_all(&self.pool)
@@ -258,8 +248,7 @@ impl ReviewStore for PgStore {
         version_id: &str,
     ) -> StoreResult<Option<VersionRecord>> {
         let row = sqlx::query(&format!(
-            "SELECT {} FROM versions WHERE review_id = $1 AND id = $2",
-            VERSION_COLUMNS
+            "SELECT {VERSION_COLUMNS} FROM versions WHERE review_id = $1 AND id = $2"
         ))
         .bind(review_id)
         .bind(version_id)
@@ -275,8 +264,7 @@ impl ReviewStore for PgStore {
         version_id: &str,
     ) -> StoreResult<Option<(VersionRecord, Vec<u8>)>> {
         let row = sqlx::query(&format!(
-            "SELECT {}, html FROM versions WHERE review_id = $1 AND id = $2",
-            VERSION_COLUMNS
+            "SELECT {VERSION_COLUMNS}, html FROM versions WHERE review_id = $1 AND id = $2"
         ))
         .bind(review_id)
         .bind(version_id)
@@ -391,7 +379,7 @@ impl ReviewStore for PgStore {
         .bind(update.title.as_deref())
         .bind(update.tags.as_ref().map(to_json))
         .bind(update.archived)
-        .bind(update.access_mode.map(|mode| mode.as_str()))
+        .bind(update.access_mode.map(docreview_core::model::AccessMode::as_str))
         .bind(update.owner_id.as_deref())
         .bind(update.at)
         .execute(&mut *tx)

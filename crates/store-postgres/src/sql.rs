@@ -67,6 +67,10 @@ pub(crate) fn decode_one<T>(
 }
 
 /// The row, if any, read with `decode`.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "takes what `fetch_optional` returns, as is"
+)]
 pub(crate) fn decode_optional<T>(
     row: Option<PgRow>,
     decode: impl FnOnce(&dyn Columns) -> ColumnResult<T>,

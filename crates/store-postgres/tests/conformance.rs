@@ -302,7 +302,7 @@ async fn statement_timeout_applies() {
         .expect_err("cut off by the timeout");
     let code = error
         .as_database_error()
-        .and_then(|e| e.code().map(|c| c.into_owned()));
+        .and_then(|e| e.code().map(std::borrow::Cow::into_owned));
     assert_eq!(code.as_deref(), Some("57014"));
     assert!(!format!("{store:?}").contains("password"));
     drop(store);

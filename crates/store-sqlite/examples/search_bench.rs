@@ -195,6 +195,11 @@ fn seed(path: &PathBuf, comments: usize) -> rusqlite::Result<()> {
     Ok(())
 }
 
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a rounded index into the non-empty slice"
+)]
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[index.min(sorted.len() - 1)]

@@ -347,7 +347,9 @@ impl ReviewStore for SqliteStore {
                     update.title,
                     update.tags.as_ref().map(to_json),
                     update.archived,
-                    update.access_mode.map(|mode| mode.as_str()),
+                    update
+                        .access_mode
+                        .map(docreview_core::model::AccessMode::as_str),
                     update.owner_id,
                     update.at
                 ],

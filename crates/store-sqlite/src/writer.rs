@@ -133,13 +133,12 @@ fn write_loop(conn: &Connection, queue: &mpsc::Receiver<Job>) {
 /// is answered "unavailable" (its reply channel is dropped), while the writer thread, and every
 /// other write in the batch, carry on.
 fn run_contained(conn: &Connection, job: Job) -> Option<Delivery> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(conn))) {
-        Ok(delivery) => Some(delivery),
-        Err(_) => {
-            tracing::error!("a database write panicked; it was rolled back");
-            let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
-            None
-        }
+    if let Ok(delivery) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(conn))) {
+        Some(delivery)
+    } else {
+        tracing::error!("a database write panicked; it was rolled back");
+        let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
+        None
     }
 }
 

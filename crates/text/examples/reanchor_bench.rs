@@ -37,6 +37,10 @@ impl Rng {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the remainder is below n, a usize"
+    )]
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
@@ -247,8 +251,7 @@ fn main() {
         count(Op::Deleted)
     );
     println!(
-        "reanchored {PASSAGES} quotes in {:.1?}: {exact} exact, {fuzzy} fuzzy, {orphaned} orphaned; {correct} at the expected range",
-        elapsed
+        "reanchored {PASSAGES} quotes in {elapsed:.1?}: {exact} exact, {fuzzy} fuzzy, {orphaned} orphaned; {correct} at the expected range"
     );
     for (i, op, got, want) in wrong.iter().take(10) {
         println!("  mismatch #{i} ({op:?}): got {got:?}, expected {want:?}");

@@ -4,6 +4,14 @@
 //! machine word and Ukkonen's cut-off (only the blocks that can still hold a score within
 //! the error limit are advanced), as in the `approx-string-match` library Hypothesis
 //! uses. Its cost is about `text_len × active_blocks`, linear in the text.
+#![allow(
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "char offsets, lengths and edit counts are bounded by one document's length (at most \
+              the upload limit, far below i64::MAX), so the usize/i64 casts of the scoring cannot \
+              wrap; a score is cast back only when it is ≤ the error limit, so ≥ 0"
+)]
 
 /// Bits per block.
 const W: usize = 64;
@@ -98,6 +106,10 @@ struct Rows<'a> {
 impl Iterator for Rows<'_> {
     type Item = usize;
 
+    #[allow(
+        clippy::inline_always,
+        reason = "the search's innermost step, once per text char"
+    )]
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
         let b = *self.text.as_bytes().get(self.at)?;
@@ -124,6 +136,10 @@ impl Block {
 
     /// Advances the block by one text column, given the horizontal delta `h_in` (-1, 0, +1)
     /// entering at its top row; returns the delta leaving its last row (Hyyrö 2003).
+    #[allow(
+        clippy::inline_always,
+        reason = "the search's innermost step, once per text char"
+    )]
     #[inline(always)]
     fn advance(&mut self, eq: u64, h_in: i32, last_row: u64) -> i32 {
         let pv = self.pv;
@@ -441,6 +457,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::float_cmp, reason = "the expected ratios are exact in binary")]
     fn similarity_is_one_for_equal_and_drops_with_edits() {
         assert_eq!(anchored_similarity("abcd".chars(), "abcdzzz".chars()), 1.0);
         assert_eq!(anchored_similarity("abcd".chars(), "abxd".chars()), 0.75);

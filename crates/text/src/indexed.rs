@@ -128,7 +128,7 @@ impl From<&str> for IndexedText {
 
 /// UTF-8 continuation bytes are `0b10xx_xxxx`; every other byte starts a char.
 fn is_char_start(b: u8) -> bool {
-    (b as i8) >= -0x40
+    b.cast_signed() >= -0x40
 }
 
 #[cfg(test)]

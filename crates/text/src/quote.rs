@@ -1,4 +1,4 @@
-//! Text-quote anchoring: locating a W3C TextQuoteSelector (exact + prefix + suffix) in a
+//! Text-quote anchoring: locating a W3C `TextQuoteSelector` (exact + prefix + suffix) in a
 //! text, exactly or approximately, and building quotes from ranges.
 //!
 //! Approximate matching follows Hypothesis' `match-quote`: candidates come from an
@@ -7,6 +7,14 @@
 //! expected position. Both searches look around the position hint before scanning the
 //! whole text, because most quotes move little between versions; the approximate one
 //! also tries the places where pieces of the quote or its context still occur exactly.
+#![allow(
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "char offsets, lengths and edit counts are bounded by one document's length (at most \
+              the upload limit, far below i64::MAX), so the usize/isize casts of seed \
+              positions cannot wrap; a position is clamped at 0 before it is cast back"
+)]
 
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
@@ -65,7 +73,7 @@ const POSITION_WEIGHT: f64 = 2.0;
 /// deleted passage (quote ~80% similar, context ~40% similar) scores ≈ 0.63.
 const MIN_SCORE: f64 = 0.72;
 
-/// A W3C Web Annotation TextQuoteSelector.
+/// A W3C Web Annotation `TextQuoteSelector`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TextQuote {
     pub exact: String,
@@ -414,6 +422,10 @@ impl<'a> Approx<'a> {
         for (end, _) in candidates {
             let (start, errors) = self.start_of(end);
             let score = self.score(start, end, errors);
+            #[allow(
+                clippy::float_cmp,
+                reason = "a tie is the same computed score; break it by position"
+            )]
             if best.is_none_or(|(s, m)| score > s || (score == s && start < m.start)) {
                 let found = TextMatch {
                     start,
@@ -677,6 +689,10 @@ mod tests {
         }
     }
 
+    #[allow(
+        clippy::unnecessary_wraps,
+        reason = "compared with the search's `Option` answer"
+    )]
     fn exact(start: usize, end: usize) -> Option<TextMatch> {
         Some(TextMatch {
             start,
@@ -685,6 +701,10 @@ mod tests {
         })
     }
 
+    #[allow(
+        clippy::unnecessary_wraps,
+        reason = "compared with the search's `Option` answer"
+    )]
     fn fuzzy(start: usize, end: usize) -> Option<TextMatch> {
         Some(TextMatch {
             start,

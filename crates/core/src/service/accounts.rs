@@ -167,9 +167,10 @@ impl Service {
             None => None,
         };
         let password = password.to_string();
-        let matches = tokio::task::spawn_blocking(move || match stored {
-            Some(hash) => identity::verify_password(&password, &hash),
-            None => {
+        let matches = tokio::task::spawn_blocking(move || {
+            if let Some(hash) = stored {
+                identity::verify_password(&password, &hash)
+            } else {
                 identity::verify_password(&password, dummy_password_hash());
                 false
             }
@@ -210,6 +211,10 @@ impl Service {
     }
 
     /// `GET /api/me`.
+    #[allow(
+        clippy::unused_async,
+        reason = "every Service operation is async, so handlers call them alike"
+    )]
     pub async fn me(&self, actor: &Actor) -> Result<MeView> {
         access::permit(actor, Operation::Account)?;
         let token = match &actor.credential {
@@ -275,7 +280,7 @@ impl Service {
         }
         let name = name.trim().to_string();
         check_length("token name", &name, 1, 100)?;
-        let (value, record) = self.new_token(
+        let (value, record) = Self::new_token(
             &actor.account,
             default_scopes(scopes),
             name,
@@ -358,7 +363,7 @@ impl Service {
             .await?
             .filter(|account| account.status == UserStatus::Active)
             .ok_or_else(refused)?;
-        let (value, token) = self.new_token(
+        let (value, token) = Self::new_token(
             &account,
             code.scopes.clone(),
             code.token_name.clone(),
@@ -523,14 +528,13 @@ impl Service {
         }
         let days = expires_in_days.unwrap_or(TOKEN_LIFETIME_DAYS);
         let name = name.unwrap_or_else(|| "personal token".to_string());
-        let (value, record) = self.new_token(&account, scopes, name, days, self.clock.now())?;
+        let (value, record) = Self::new_token(&account, scopes, name, days, self.clock.now())?;
         self.store.insert_token(record.clone()).await?;
         Ok(IssuedToken { value, record })
     }
 
     /// A new token for `account` (not yet stored) and its value.
     fn new_token(
-        &self,
         account: &Account,
         scopes: Vec<Scope>,
         name: String,

@@ -291,7 +291,7 @@ impl Service {
                 if message.author_id != actor.id() {
                     return Err(Error::forbidden("only the author can edit a reply"));
                 }
-                message.body = input.body.clone();
+                message.body.clone_from(&input.body);
                 message.edited_at = Some(self.clock.now());
                 let write = CommentsWrite {
                     messages: vec![message.clone()],

@@ -265,8 +265,12 @@ impl Service {
                 if status == RunStatus::Completed {
                     kept = comments.into_iter().map(|c| c.id).collect();
                 } else {
-                    comments.iter_mut().for_each(|c| c.deleted_at = Some(now));
-                    messages.iter_mut().for_each(|m| m.deleted_at = Some(now));
+                    for comment in &mut comments {
+                        comment.deleted_at = Some(now);
+                    }
+                    for message in &mut messages {
+                        message.deleted_at = Some(now);
+                    }
                     write.comments = comments;
                     write.messages = messages;
                 }

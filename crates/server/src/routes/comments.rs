@@ -40,6 +40,10 @@ struct BaseRevision {
 /// `{reviewId}/comments/{commentId}/thread/{messageId}` in a path.
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
+#[allow(
+    clippy::struct_field_names,
+    reason = "named after the path's segments, which are ids"
+)]
 struct MessagePath {
     /// The document's id.
     review_id: String,

@@ -64,6 +64,10 @@ impl Layout {
     }
 
     /// The URL of an embedded asset (`css/app.css` → `/assets/<hash>/css/app.css`).
+    #[allow(
+        clippy::unused_self,
+        reason = "called by the askama templates as a method of the layout"
+    )]
     pub fn asset(&self, path: &str) -> String {
         assets::url(path)
     }

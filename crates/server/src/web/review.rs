@@ -193,6 +193,10 @@ pub struct Panel {
     pub offer: Option<Offer>,
 }
 
+#[allow(
+    clippy::unused_self,
+    reason = "called by the askama template as a method of its context"
+)]
 impl Panel {
     pub fn categories(&self) -> [&'static str; 7] {
         CATEGORIES
@@ -213,6 +217,10 @@ impl Panel {
             .filter(|offer| offer.comment_id == comment_id && offer.kind == kind)
     }
 
+    #[allow(
+        clippy::ref_option,
+        reason = "the template passes the field itself: run_title(c.run_id)"
+    )]
     pub fn run_title(&self, run_id: &Option<String>) -> String {
         run_id
             .as_ref()
@@ -323,6 +331,10 @@ struct ReviewPage {
     panel: Panel,
 }
 
+#[allow(
+    clippy::unused_self,
+    reason = "called by the askama template as a method of its context"
+)]
 impl ReviewPage {
     fn run_state(&self, run: &RunView) -> &'static str {
         match run.status {
@@ -550,6 +562,10 @@ struct ChangesFragment {
     changes: Vec<TextChange>,
 }
 
+#[allow(
+    clippy::unused_self,
+    reason = "called by the askama template as a method of its context"
+)]
 impl ChangesFragment {
     fn kind(&self, change: &TextChange) -> &'static str {
         match change.kind {

@@ -67,7 +67,11 @@ pub async fn check_search_reviews(store: Arc<dyn Store>) {
         store.create_review(new).await.expect("create");
     }
     let everyone = |query| review_search(all_view(), query);
-    let ids = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let ids = |list: &[&str]| {
+        list.iter()
+            .map(std::string::ToString::to_string)
+            .collect::<Vec<_>>()
+    };
 
     assert_eq!(
         docs_found(&store, everyone(words(&["budget"]))).await,

@@ -54,7 +54,7 @@ fn words(list: &[&str]) -> SearchQuery {
 fn phrase(list: &[&str]) -> SearchQuery {
     SearchQuery {
         terms: vec![SearchTerm::Phrase(
-            list.iter().map(|w| w.to_string()).collect(),
+            list.iter().map(std::string::ToString::to_string).collect(),
         )],
     }
 }
@@ -115,7 +115,7 @@ async fn found_all(store: &Arc<dyn Store>, query: SearchQuery) -> Vec<String> {
 }
 
 fn keys(list: &[&str]) -> Vec<String> {
-    let mut keys: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+    let mut keys: Vec<String> = list.iter().map(std::string::ToString::to_string).collect();
     keys.sort();
     keys
 }

@@ -1,0 +1,658 @@
+//! The caller's own account, personal tokens, browser sign-in and the command-line login.
+
+use crate::support;
+
+use crate::support::{Client, Server, rfc3339_ms};
+use base64::Engine;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+const PASSWORD: &str = "a long enough password";
+
+#[tokio::test]
+async fn me_shows_the_user_and_the_token_in_use() {
+    let server = Server::start();
+    let ada = server.user("Ada@Example.com", "Ada Lovelace", &[], "docs,comments");
+    let reply = ada.get("/api/me").await;
+    let body = reply.expect(200);
+    assert_eq!(body["user"]["email"], "ada@example.com");
+    assert_eq!(body["user"]["displayName"], "Ada Lovelace");
+    assert_eq!(body["user"]["provider"], "local");
+    assert_eq!(body["user"]["membership"], "internal");
+    assert!(
+        body["user"]["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("usr_"))
+    );
+    assert!(
+        body["token"]["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("tok_"))
+    );
+    assert_eq!(body["token"]["scopes"], json!(["docs", "comments"]));
+    let expires = body["token"]["expiresAt"].as_str().expect("expiresAt");
+    assert_eq!(reply.header("x-cr-token-expires-at"), Some(expires));
+    let ninety_days = 90 * 24 * 3600 * 1000;
+    assert!((rfc3339_ms(expires) - support::now_ms() - ninety_days).abs() < 60_000);
+}
+
+#[tokio::test]
+async fn tokens_are_listed_without_values_and_revoked_at_once() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let first = server.issue_token("ada@example.com", "docs");
+    let second = server.issue_token("ada@example.com", "");
+    let ada = server.client(Some(&first));
+    let list = ada.get("/api/me/tokens").await;
+    let tokens = list.expect(200)["tokens"]
+        .as_array()
+        .expect("tokens")
+        .clone();
+    assert_eq!(tokens.len(), 2);
+    assert!(
+        !list.text.contains("drp_"),
+        "a token value leaked: {}",
+        list.text
+    );
+    for token in &tokens {
+        for field in [
+            "id",
+            "name",
+            "scopes",
+            "createdAt",
+            "expiresAt",
+            "lastUsedAt",
+        ] {
+            assert!(token.get(field).is_some(), "{field} missing in {token}");
+        }
+    }
+    // Newest first; the default scope is `comments` only.
+    assert_eq!(tokens[0]["scopes"], json!(["comments"]));
+    assert_eq!(tokens[1]["scopes"], json!(["docs"]));
+    assert!(
+        tokens[1]["lastUsedAt"].is_string(),
+        "the listing used the first token"
+    );
+
+    let second_id = tokens[0]["id"].as_str().expect("id").to_string();
+    let holder = server.client(Some(&second));
+    holder.get("/api/me").await.expect(200);
+    let revoked = ada.delete(&format!("/api/me/tokens/{second_id}")).await;
+    assert_eq!(revoked.expect(200)["token"]["id"], second_id);
+    assert!(revoked.json["token"]["revokedAt"].is_string());
+    holder
+        .get("/api/me")
+        .await
+        .expect_error(401, "unauthorized");
+    let left = ada.get("/api/me/tokens").await;
+    assert_eq!(left.expect(200)["tokens"].as_array().map(Vec::len), Some(1));
+    ada.delete(&format!("/api/me/tokens/{second_id}"))
+        .await
+        .expect_error(404, "not_found");
+
+    // Someone else's token id is not yours to revoke.
+    let grace = server.user("grace@example.com", "Grace", &[], "");
+    let graces = grace.get("/api/me").await.expect(200)["token"]["id"].clone();
+    ada.delete(&format!("/api/me/tokens/{}", graces.as_str().expect("id")))
+        .await
+        .expect_error(404, "not_found");
+    grace.get("/api/me").await.expect(200);
+}
+
+#[tokio::test]
+async fn tokens_list_pages_with_a_cursor() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let mut values = Vec::new();
+    for _ in 0..3 {
+        values.push(server.issue_token("ada@example.com", "comments"));
+    }
+    let ada = server.client(Some(&values[0]));
+    let first = ada.get("/api/me/tokens?limit=2").await;
+    let next = first.expect(200)["nextCursor"]
+        .as_str()
+        .expect("a next page")
+        .to_string();
+    assert_eq!(first.json["tokens"].as_array().map(Vec::len), Some(2));
+    let second = ada
+        .get(&format!("/api/me/tokens?limit=2&cursor={next}"))
+        .await;
+    assert_eq!(
+        second.expect(200)["tokens"].as_array().map(Vec::len),
+        Some(1)
+    );
+    assert!(second.json["nextCursor"].is_null());
+    ada.get("/api/me/tokens?limit=0")
+        .await
+        .expect_error(400, "invalid_request");
+    ada.get("/api/me/tokens?cursor=bogus!")
+        .await
+        .expect_error(400, "invalid_request");
+}
+
+#[tokio::test]
+async fn expired_tokens_are_refused() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.expired_token("ada@example.com", "comments");
+    let expired = server.client(Some(&token));
+    expired
+        .get("/api/me")
+        .await
+        .expect_error(401, "unauthorized");
+    expired
+        .get("/api/reviews")
+        .await
+        .expect_error(401, "unauthorized");
+}
+
+#[tokio::test]
+async fn browser_sign_in_gives_a_revocable_http_only_session() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let login = |password: &'static str| {
+        raw.post(format!("{}/login", server.base))
+            .header("origin", &server.base)
+            .form(&[
+                ("email", "ada@example.com"),
+                ("password", password),
+                ("next", "/cli-login?x=1"),
+            ])
+            .send()
+    };
+    let refused = login("wrong password").await.expect("post");
+    assert_eq!(refused.status().as_u16(), 401);
+    assert!(refused.headers().get("set-cookie").is_none());
+    let accepted = login(PASSWORD).await.expect("post");
+    assert_eq!(accepted.status().as_u16(), 303);
+    assert_eq!(accepted.headers()["location"], "/cli-login?x=1");
+    let cookie = accepted.headers()["set-cookie"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
+    assert!(cookie.starts_with("docreview_session=drs_"));
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+        assert!(cookie.contains(attribute), "{attribute} missing: {cookie}");
+    }
+
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let me = session.get("/api/me").await;
+    assert_eq!(me.expect(200)["user"]["email"], "ada@example.com");
+    assert!(me.json.get("token").is_none(), "no token is in use");
+    assert!(me.header("x-cr-token-expires-at").is_none());
+
+    // Signing out ends that session at once.
+    let logout = raw
+        .post(format!("{}/logout", server.base))
+        .header("origin", &server.base)
+        .header("cookie", session.cookie.as_deref().expect("cookie"))
+        .send()
+        .await
+        .expect("logout");
+    assert_eq!(logout.status().as_u16(), 303);
+    session
+        .get("/api/me")
+        .await
+        .expect_error(401, "unauthorized");
+}
+
+#[tokio::test]
+async fn a_sign_in_posted_from_another_site_is_refused() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let response = reqwest::Client::new()
+        .post(format!("{}/login", server.base))
+        .header("origin", "https://evil.example")
+        .form(&[("email", "ada@example.com"), ("password", PASSWORD)])
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(response.status().as_u16(), 403);
+    assert!(response.headers().get("set-cookie").is_none());
+}
+
+#[tokio::test]
+async fn cookie_writes_need_a_same_origin_request_or_the_csrf_token() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
+    let review = owner
+        .create_review("Plan", "<p>Ship it on Monday.</p>")
+        .await;
+    let id = review["reviewId"].as_str().expect("id");
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let path = format!("/api/reviews/{id}/comments");
+    let body = json!({ "body": "From the browser" });
+
+    session.post(&path, &body).await.expect(201);
+    session
+        .without_origin()
+        .post(&path, &body)
+        .await
+        .expect_error(403, "forbidden");
+    let cross_site = session.with_origin(Some("https://evil.example"));
+    cross_site
+        .post(&path, &body)
+        .await
+        .expect_error(403, "forbidden");
+    // Reads need no such proof.
+    cross_site
+        .get(&format!("/api/reviews/{id}"))
+        .await
+        .expect(200);
+    // A script on our own pages may send the token instead of relying on Origin.
+    let csrf = csrf_token_of(&server, &session).await;
+    let with_token = session
+        .without_origin()
+        .send(
+            session
+                .without_origin()
+                .raw("POST", &path)
+                .header("x-csrf-token", csrf)
+                .json(&body),
+        )
+        .await;
+    with_token.expect(201);
+}
+
+#[tokio::test]
+async fn a_bearer_token_wins_over_a_cookie() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let grace_token = {
+        server.create_user("grace@example.com", "Grace", &[]);
+        server.issue_token("grace@example.com", "")
+    };
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let both = session.with_token(Some(&grace_token));
+    assert_eq!(
+        both.get("/api/me").await.expect(200)["user"]["email"],
+        "grace@example.com"
+    );
+    // A bad Bearer token is 401 even next to a good cookie.
+    let bad = session.with_token(Some("drp_bogus"));
+    bad.get("/api/me").await.expect_error(401, "unauthorized");
+}
+
+/// A PKCE verifier and its S256 challenge.
+fn pkce() -> (String, String) {
+    let verifier = format!("verifier-{}-{}", std::process::id(), support::now_ms()).repeat(2);
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(Sha256::digest(verifier.as_bytes()));
+    (verifier, challenge)
+}
+
+/// The session's CSRF token, as the approval page embeds it.
+async fn csrf_token_of(server: &Server, session: &Client) -> String {
+    let (_, challenge) = pkce();
+    let page = session
+        .get(&format!("/cli-login?challenge={challenge}&name=x"))
+        .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let _ = server;
+    support::hidden_input(&page.text, "csrf")
+}
+
+#[tokio::test]
+async fn command_line_login_exchanges_a_one_time_code_for_a_token() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let (verifier, challenge) = pkce();
+
+    // Not signed in: the page sends the browser to sign in first, and back.
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let bounce = raw
+        .get(format!(
+            "{}/cli-login?challenge={challenge}&name=laptop",
+            server.base
+        ))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(bounce.status().as_u16(), 303);
+    let location = bounce.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
+    assert!(
+        location.starts_with("/login?next=/cli-login%3Fchallenge%3D"),
+        "{location}"
+    );
+
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let code = support::approve_cli_login(&session, &challenge, "laptop", "docs,comments").await;
+    assert_eq!(code.len(), 11, "XXXXX-XXXXX: {code}");
+
+    let anonymous = server.client(None);
+    // The wrong verifier is refused and does not use the code up.
+    anonymous
+        .post(
+            "/api/auth/cli/token",
+            &json!({ "code": code, "verifier": "x".repeat(43) }),
+        )
+        .await
+        .expect_error(400, "invalid_request");
+    let exchanged = anonymous
+        .post(
+            "/api/auth/cli/token",
+            &json!({ "code": code.to_lowercase(), "verifier": verifier }),
+        )
+        .await;
+    let body = exchanged.expect(200).clone();
+    assert_eq!(body["scopes"], json!(["docs", "comments"]));
+    assert!(
+        body["tokenId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("tok_"))
+    );
+    assert!(body["expiresAt"].is_string());
+    let token = body["token"].as_str().expect("token");
+    assert!(token.starts_with("drp_"));
+
+    let cli = server.client(Some(token));
+    let me = cli.get("/api/me").await;
+    assert_eq!(me.expect(200)["user"]["email"], "ada@example.com");
+    assert_eq!(me.json["token"]["id"], body["tokenId"]);
+    let listed = cli.get("/api/me/tokens").await;
+    assert_eq!(listed.expect(200)["tokens"][0]["name"], "laptop");
+
+    // Single use.
+    anonymous
+        .post(
+            "/api/auth/cli/token",
+            &json!({ "code": code, "verifier": verifier }),
+        )
+        .await
+        .expect_error(400, "invalid_request");
+}
+
+#[tokio::test]
+async fn approval_needs_the_pages_csrf_token_and_a_valid_challenge() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let (_, challenge) = pkce();
+    let forged = session
+        .send(session.raw("POST", "/cli-login").form(&[
+            ("challenge", challenge.as_str()),
+            ("name", "evil"),
+            ("csrf", "guess"),
+        ]))
+        .await;
+    assert_eq!(forged.status, 403);
+    assert!(!forged.text.contains("class=\"code\""));
+    let bad = session.get("/cli-login?challenge=short&name=x").await;
+    assert_eq!(bad.status, 400);
+    let scopes = session
+        .get(&format!(
+            "/cli-login?challenge={challenge}&name=x&scopes=root"
+        ))
+        .await;
+    assert_eq!(scopes.status, 400);
+}
+
+#[tokio::test]
+async fn failed_code_exchanges_are_rate_limited_per_address() {
+    let server = Server::start();
+    let anonymous = server.client(None);
+    let attempt = json!({ "code": "AAAAA-BBBBB", "verifier": "v".repeat(43) });
+    for _ in 0..10 {
+        anonymous
+            .post("/api/auth/cli/token", &attempt)
+            .await
+            .expect_error(400, "invalid_request");
+    }
+    let limited = anonymous.post("/api/auth/cli/token", &attempt).await;
+    limited.expect_error(429, "rate_limited");
+    let retry: u64 = limited
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .expect("seconds");
+    assert!((1..=60).contains(&retry));
+}
+
+#[tokio::test]
+async fn code_exchange_rejects_malformed_bodies() {
+    let server = Server::start();
+    let anonymous = server.client(None);
+    anonymous
+        .post("/api/auth/cli/token", &json!({ "code": "x" }))
+        .await
+        .expect_error(400, "invalid_request");
+    let text = anonymous
+        .send(anonymous.raw("POST", "/api/auth/cli/token").body("code=x"))
+        .await;
+    text.expect_error(415, "unsupported_media_type");
+}
+
+#[tokio::test]
+async fn failed_sign_ins_are_rate_limited_and_a_cross_site_sign_out_is_refused() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let attempt = |password: &'static str| {
+        raw.post(format!("{}/login", server.base))
+            .header("origin", &server.base)
+            .form(&[("email", "ada@example.com"), ("password", password)])
+            .send()
+    };
+    for _ in 0..10 {
+        assert_eq!(attempt("wrong").await.expect("post").status().as_u16(), 401);
+    }
+    let limited = attempt(PASSWORD).await.expect("post");
+    assert_eq!(
+        limited.status().as_u16(),
+        429,
+        "even the right password waits"
+    );
+    assert!(limited.headers().get("set-cookie").is_none());
+
+    let other = Server::start();
+    other.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let session = other.sign_in("ada@example.com", PASSWORD).await;
+    let cross = raw
+        .post(format!("{}/logout", other.base))
+        .header("origin", "https://evil.example")
+        .header("cookie", session.cookie.as_deref().expect("cookie"))
+        .send()
+        .await
+        .expect("logout");
+    assert_eq!(cross.status().as_u16(), 403);
+    session.get("/api/me").await.expect(200);
+}
+
+#[tokio::test]
+async fn an_operator_sets_a_members_password() {
+    let server = Server::start();
+    server.create_user("eve@example.com", "Eve", &[]);
+    let set = |email: &str, password: &str| {
+        server.admin_with_input(
+            &["set-password", "--email", email, "--password-stdin"],
+            password,
+        )
+    };
+    // Refusals say why and change nothing.
+    let short = set("eve@example.com", "short\n");
+    assert!(!short.status.success());
+    assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8 characters"));
+    let nobody = set("nobody@example.com", "long enough password\n");
+    assert!(!nobody.status.success());
+    assert!(String::from_utf8_lossy(&nobody.stderr).contains("not found"));
+    let without_stdin = server.admin(&["set-password", "--email", "eve@example.com"]);
+    assert!(
+        !without_stdin.status.success(),
+        "the password never comes from the command line"
+    );
+
+    let done = set("eve@example.com", "long enough password\n");
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    server
+        .sign_in("eve@example.com", "long enough password")
+        .await;
+}
+
+/// A 401 says why (DESIGN.md §6): `reason` tells missing, malformed, unknown, expired, revoked
+/// and suspended credentials apart, and `WWW-Authenticate` follows RFC 6750.
+#[tokio::test]
+async fn every_401_says_why() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &["--admin"]);
+    server.create_user("bob@example.com", "Bob", &[]);
+    let admin = server.client(Some(&server.issue_token("ada@example.com", "org")));
+    let bob_token = server.issue_token("bob@example.com", "comments");
+    let expired = server.expired_token("ada@example.com", "comments");
+    let revoked = server.issue_token("ada@example.com", "comments");
+    let revoker = server.client(Some(&revoked));
+    let revoked_id = revoker.get("/api/me").await.expect(200)["token"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    revoker
+        .delete(&format!("/api/me/tokens/{revoked_id}"))
+        .await
+        .expect(200);
+    admin
+        .patch(
+            "/api/org/members",
+            &json!({ "email": "bob@example.com", "status": "suspended" }),
+        )
+        .await
+        .expect(200);
+    // A well-formed token (prefix, length, checksum) that this server never issued.
+    let (unknown, _) = docreview_core::identity::mint_personal_token();
+    let unknown = unknown.expose().to_string();
+
+    let anonymous = server.client(None);
+    let cases: Vec<(&str, Client, &str)> = vec![
+        ("missing", anonymous.clone(), "Bearer"),
+        (
+            "malformed",
+            anonymous.with_token(Some("not-a-token")),
+            "Bearer error=\"invalid_token\"",
+        ),
+        (
+            "unknown",
+            server.client(Some(&unknown)),
+            "Bearer error=\"invalid_token\"",
+        ),
+        (
+            "expired",
+            server.client(Some(&expired)),
+            "Bearer error=\"invalid_token\"",
+        ),
+        (
+            "revoked",
+            server.client(Some(&revoked)),
+            "Bearer error=\"invalid_token\"",
+        ),
+        (
+            "suspended",
+            server.client(Some(&bob_token)),
+            "Bearer error=\"invalid_token\"",
+        ),
+    ];
+    for (reason, client, challenge) in cases {
+        let reply = client.get("/api/reviews").await;
+        assert_eq!(
+            reply.expect_error(401, "unauthorized")["reason"],
+            reason,
+            "{}",
+            reply.text
+        );
+        assert_eq!(
+            reply.header("www-authenticate"),
+            Some(challenge),
+            "{reason}"
+        );
+    }
+    // A wrong scheme is malformed too.
+    let basic = anonymous
+        .send(
+            anonymous
+                .raw("GET", "/api/reviews")
+                .header("authorization", "Basic YTpi"),
+        )
+        .await;
+    assert_eq!(
+        basic.expect_error(401, "unauthorized")["reason"],
+        "malformed"
+    );
+}
+
+/// The operator's view of members and tokens: `admin list-users`, `admin list-tokens`,
+/// `admin revoke-token`, with their refusals.
+#[tokio::test]
+async fn operators_list_members_and_tokens_and_revoke_a_token() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada Lovelace", &["--admin"]);
+    server.create_user("eve@example.com", "Eve", &["--external"]);
+    let token = server.issue_token("eve@example.com", "comments");
+    let stdout = |output: std::process::Output| {
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf8")
+    };
+
+    let users = stdout(server.admin(&["list-users"]));
+    assert!(
+        users.contains("ada@example.com\tAda Lovelace\tinternal\tactive\tyes"),
+        "{users}"
+    );
+    assert!(
+        users.contains("eve@example.com\tEve\texternal\tactive\tno"),
+        "{users}"
+    );
+    assert!(!users.contains("svc_"), "no service principals: {users}");
+
+    let tokens = stdout(server.admin(&["list-tokens", "--email", "eve@example.com"]));
+    let line = tokens.lines().nth(1).expect("one token");
+    let id = line.split('\t').next().expect("id").to_string();
+    assert!(
+        id.starts_with("tok_") && line.contains("\tcomments\t"),
+        "{tokens}"
+    );
+    assert!(line.ends_with("\tnever"), "{line}");
+
+    stdout(server.admin(&["revoke-token", &id]));
+    let reply = server.client(Some(&token)).get("/api/me").await;
+    assert_eq!(reply.expect_error(401, "unauthorized")["reason"], "revoked");
+    let listed = stdout(server.admin(&["list-tokens", "--email", "eve@example.com"]));
+    assert_eq!(
+        listed.lines().count(),
+        1,
+        "only the header is left: {listed}"
+    );
+
+    // Refusals say why.
+    for (args, why) in [
+        (vec!["revoke-token", id.as_str()], "revoked already"),
+        (vec!["revoke-token", "tok_nobody"], "not found"),
+        (
+            vec!["list-tokens", "--email", "nobody@example.com"],
+            "not found",
+        ),
+    ] {
+        let output = server.admin(&args);
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+}

@@ -1,0 +1,228 @@
+//! The review screen: highlights drawn from the server's anchors, commenting on a selection,
+//! replying, resolving and reopening, in a real browser; state read back through the API.
+
+use serde_json::{Value, json};
+
+use crate::support::{Client, Server};
+use crate::web::harness::{self, Browser, NARROW, WIDE};
+
+pub const PASSWORD: &str = "correct horse battery";
+
+pub const DOC: &str = "<!doctype html><html><head><title>Plan</title></head><body>\
+<h1 id=\"plan\">Launch plan</h1><p>We ship on Monday after the final review.</p>\
+<h2 id=\"risks\">Risks</h2><p>The cache may be cold at start; we warm it with a replay of yesterday's reads.</p>\
+<p>Support needs a runbook before launch.</p></body></html>";
+
+/// A server with Ada (admin, password) and her API client.
+pub async fn setup() -> (Server, Client) {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada Lovelace", &["--admin"], PASSWORD);
+    let token = server.issue_token("ada@example.com", "docs,comments,access");
+    let api = server.client(Some(&token));
+    (server, api)
+}
+
+pub async fn review_of(api: &Client, id: &str) -> Value {
+    api.get(&format!("/api/reviews/{id}")).await.expect(200)["review"].clone()
+}
+
+/// Selects `exact` (its first occurrence) in the document frame.
+pub async fn select_in_frame(browser: &Browser, exact: &str) {
+    let selected = browser
+        .run(
+            r"const doc = document.getElementById('doc-frame').contentDocument;
+              const walker = doc.createTreeWalker(doc.body, NodeFilter.SHOW_TEXT);
+              for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                const at = n.data.indexOf(arguments[0]);
+                if (at >= 0) {
+                  const range = doc.createRange();
+                  range.setStart(n, at); range.setEnd(n, at + arguments[0].length);
+                  const sel = doc.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+                  doc.dispatchEvent(new Event('selectionchange'));
+                  return true;
+                }
+              }
+              return false;",
+            vec![json!(exact)],
+        )
+        .await;
+    assert_eq!(selected, json!(true), "`{exact}` is in the document");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn comment_on_a_selection_reply_resolve_and_reopen() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    let review = api.create_review("Launch plan", DOC).await;
+    let id = review["reviewId"].as_str().expect("id").to_string();
+    api.comment_on(&id, "final review", "Which review is final?")
+        .await;
+
+    let browser = Browser::open(&server, WIDE).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    browser.goto(&format!("/reviews/{id}")).await;
+    browser
+        .wait_for(
+            "document.getElementById('review').dataset.highlights === '1'",
+            "one highlight",
+        )
+        .await;
+    let highlighted = browser
+        .run(
+            "const h = document.getElementById('doc-frame').contentWindow.CSS.highlights; \
+             return [...h.values()].flatMap(x => [...x]).map(r => r.toString());",
+            vec![],
+        )
+        .await;
+    assert_eq!(highlighted, json!(["final review"]));
+
+    select_in_frame(&browser, "warm it with a replay").await;
+    browser.click("#selection-button:not([hidden])").await;
+    browser
+        .type_into("#composer-body", "Who owns the replay job?")
+        .await;
+    browser.click("label.cat-consult").await;
+    browser.screenshot("review-composer").await;
+    browser.click(".composer button[type=submit]").await;
+    browser
+        .wait_for(
+            "document.querySelectorAll('#panel .thread').length === 2",
+            "the new thread",
+        )
+        .await;
+    let read = review_of(&api, &id).await;
+    let comment = read["comments"]
+        .as_array()
+        .expect("comments")
+        .iter()
+        .find(|c| c["body"] == "Who owns the replay job?")
+        .expect("the new comment")
+        .clone();
+    assert_eq!(comment["category"], "consult");
+    assert_eq!(comment["anchor"]["quote"]["exact"], "warm it with a replay");
+    assert_eq!(comment["anchor"]["state"], "exact");
+    browser.check_accessibility("the review screen").await;
+    // Times read in the reader's zone, also in a panel swapped in after a write.
+    let raw_times = browser
+        .run(
+            "return [...document.querySelectorAll('#panel time')].map((t) => t.textContent).filter((t) => /\\dT\\d/.test(t))",
+            vec![],
+        )
+        .await;
+    assert_eq!(raw_times, json!([]), "times shown as stored");
+
+    // Reply to the first thread, then resolve and reopen it.
+    let first = read["comments"][0]["id"].as_str().expect("id").to_string();
+    let thread = format!("#thread-{first}");
+    browser
+        .click(&format!("{thread} [data-action=reply]"))
+        .await;
+    browser
+        .type_into(
+            &format!("#reply-{first}"),
+            "The sign-off meeting on Friday.",
+        )
+        .await;
+    browser
+        .click(&format!("{thread} .reply-form button[type=submit]"))
+        .await;
+    browser
+        .wait_for(
+            &format!("document.querySelector('{thread} .replies')?.textContent.includes('sign-off meeting')"),
+            "the reply",
+        )
+        .await;
+    let read = review_of(&api, &id).await;
+    assert_eq!(
+        read["comments"][0]["thread"][0]["body"],
+        "The sign-off meeting on Friday."
+    );
+
+    for (button, status) in [("Resolve", "closed"), ("Reopen", "open")] {
+        let resolve = format!("{thread} [data-action=resolve]");
+        assert_eq!(browser.text(&resolve).await, button);
+        browser.click(&resolve).await;
+        browser
+            .wait_for(
+                &format!(
+                    "document.querySelector('{thread}').classList.contains('is-closed') === {}",
+                    status == "closed"
+                ),
+                status,
+            )
+            .await;
+        let read = review_of(&api, &id).await;
+        assert_eq!(read["comments"][0]["status"], status);
+    }
+    let history = browser.text(&format!("{thread} .history")).await;
+    assert!(history.contains("Status history (2)"), "{history}");
+    browser.screenshot("review-wide").await;
+    browser.quit().await;
+
+    let narrow = Browser::open(&server, NARROW).await;
+    narrow.sign_in("ada@example.com", PASSWORD).await;
+    narrow.goto(&format!("/reviews/{id}")).await;
+    narrow
+        .wait_for(
+            "document.getElementById('review').dataset.highlights === '2'",
+            "two highlights",
+        )
+        .await;
+    narrow.screenshot("review-narrow").await;
+    narrow.click("#drawer-toggle").await;
+    narrow
+        .wait_for(
+            "document.getElementById('review').classList.contains('drawer-open')",
+            "drawer",
+        )
+        .await;
+    narrow.screenshot("review-narrow-drawer").await;
+    narrow
+        .check_accessibility("the review screen (narrow)")
+        .await;
+    narrow.quit().await;
+}
+
+/// Going from review to review never runs out of connections: each screen holds an events
+/// stream, browsers allow six connections to a host over HTTP/1.1, and pages kept in the
+/// back/forward cache must let go of theirs.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_review_after_another_stays_live() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    let browser = Browser::open(&server, WIDE).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    for round in 1..=9 {
+        let review = api.create_review(&format!("Plan {round}"), DOC).await;
+        let id = review["reviewId"].as_str().expect("id").to_string();
+        browser.goto(&format!("/reviews/{id}")).await;
+        browser
+            .wait_for(
+                "document.getElementById('review').classList.contains('frame-ready')",
+                &format!("review {round} shown"),
+            )
+            .await;
+        // The stream is live: a comment written elsewhere is drawn without a reload.
+        api.comment_on(&id, "final review", "Which review is final?")
+            .await;
+        browser
+            .wait_for(
+                "document.getElementById('review').dataset.highlights === '1'",
+                &format!("review {round}: the comment written elsewhere"),
+            )
+            .await;
+        // And once more, reloaded.
+        browser.goto(&format!("/reviews/{id}")).await;
+        browser
+            .wait_for(
+                "document.getElementById('review').dataset.highlights === '1'",
+                &format!("review {round} reloaded"),
+            )
+            .await;
+    }
+    browser.quit().await;
+}
