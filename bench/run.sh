@@ -87,9 +87,14 @@ http {
   }
 }
 EOF
+chmod a+rx "$work" "$work/www" && chmod a+r "$work/www"/*.json  # nginx's workers run as nobody
 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" &
 nginx_pid=$!
-until curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/small.json"; do sleep 0.1; done
+for _ in $(seq 1 50); do
+  curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/small.json" && break
+  sleep 0.1
+done
+curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/small.json" || { echo "nginx does not serve the files" >&2; exit 1; }
 
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
