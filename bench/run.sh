@@ -9,7 +9,7 @@
 #   - re-anchoring 1,000 comments onto a new ~1 MB version, end to end through HTTP.
 # Prints one table. Needs wrk, nginx, curl, jq and python3 (apt-get install wrk nginx-light jq).
 # Search latency over 1,000,000 comments has its own script: bench/search.sh (both backends).
-# Usage: bench/run.sh [seconds per load, default 15]
+# Usage: bench/run.sh [seconds per load, default 15]; DOCREVIEW_BIN=path measures that binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-15}
@@ -19,8 +19,9 @@ for tool in wrk nginx curl jq python3; do
   command -v "$tool" >/dev/null || { echo "bench/run.sh needs $tool (apt-get install wrk nginx-light jq)" >&2; exit 1; }
 done
 
-cargo build --release -p docreview >&2
-bin=target/release/docreview
+# DOCREVIEW_BIN names an already built binary (e.g. one kept from an earlier build) to measure.
+bin=${DOCREVIEW_BIN:-target/release/docreview}
+[ -n "${DOCREVIEW_BIN:-}" ] || cargo build --release -p docreview >&2
 work=$(mktemp -d)
 server=
 nginx_pid=
