@@ -169,7 +169,7 @@ pub async fn org(command: OrgCommand, output: &Output) -> Outcome {
                 };
                 let member = client.register_member(&new).await?;
                 output.show(&member, |m| {
-                    println!("Registered {} <{}>.", m.display_name, m.email)
+                    println!("Registered {} <{}>.", m.display_name, m.email);
                 })
             }
             MembersCommand::Suspend { email } => {

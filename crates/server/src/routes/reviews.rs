@@ -112,7 +112,7 @@ fn matches_etag(request: &HeaderMap, etag: &str) -> bool {
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .map(|tag| tag.trim())
+        .map(str::trim)
         .any(|tag| tag == "*" || tag.trim_start_matches("W/") == etag)
 }
 
