@@ -263,6 +263,13 @@ impl Service {
                 thread.messages.push(message.clone());
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
+                    // As for a new comment: a reply changes no other item, so without a base
+                    // revision it needs only that the version (and its run, if any) still
+                    // stands, and writers who sent no base never conflict with each other.
+                    on_latest_version: base
+                        .is_none()
+                        .then(|| head.review.latest_version_id.clone()),
+                    in_running_run: input.run_id.clone(),
                     ..CommentsWrite::default()
                 };
                 let revision = self.commit(review_id, &head, write).await?;
