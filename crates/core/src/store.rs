@@ -123,6 +123,22 @@ pub trait Store:
 
     /// Every document change committed from now on, through any node sharing this database.
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::ReviewEvent>;
+
+    /// How much of the connection pool is in use now (for `/metrics`).
+    fn pool_usage(&self) -> PoolUsage {
+        PoolUsage::default()
+    }
+}
+
+/// A snapshot of a backend's connection pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolUsage {
+    /// Connections open now, busy or idle.
+    pub open: usize,
+    /// Open connections waiting for work.
+    pub idle: usize,
+    /// The most the pool opens.
+    pub max: usize,
 }
 
 /// `count` (a limit or an offset) as the `BIGINT` both backends bind.

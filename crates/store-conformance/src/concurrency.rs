@@ -295,3 +295,67 @@ pub async fn check_run_comments_need_only_a_running_run(store: Arc<dyn Store>) {
         WRITERS
     );
 }
+
+/// A reply guarded by its comment being live, not by a revision: sixteen at once all succeed;
+/// once the comment is deleted, a reply to it fails and writes nothing.
+pub async fn check_replies_need_only_a_live_comment(store: Arc<dyn Store>) {
+    user(&store, "usr_alice").await;
+    let created = review(&store, "rev", "usr_alice", T0).await;
+    let latest = created.version.id.clone();
+    let hub = comment("rev", "c_hub", "usr_alice", T0);
+    store
+        .write_comments("rev", comments_write(0, T0, vec![hub.clone()]))
+        .await
+        .expect("comment");
+    let reply = |i: usize| {
+        let at: Millis = T0 + 1_000;
+        let mut write = comments_write(0, at, vec![]);
+        write.messages = vec![crate::fixtures::message(
+            &hub,
+            &format!("m_{i}"),
+            "usr_alice",
+            at,
+        )];
+        write.on_latest_version = Some(latest.clone());
+        write.on_live_comment = Some(hub.id.clone());
+        write
+    };
+    let barrier = Arc::new(tokio::sync::Barrier::new(WRITERS));
+    let tasks: Vec<_> = (0..WRITERS)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            let barrier = Arc::clone(&barrier);
+            let write = reply(i);
+            tokio::spawn(async move {
+                barrier.wait().await;
+                store.write_comments("rev", write).await
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await
+            .expect("writer task")
+            .expect("no conflict while the comment is live");
+    }
+    let revision = head(&store, "rev").await.review.comments_revision;
+    assert_eq!(revision, 1 + i64::try_from(WRITERS).expect("writers"));
+
+    let mut deleted = hub.clone();
+    deleted.deleted_at = Some(T0 + 2_000);
+    store
+        .write_comments("rev", comments_write(revision, T0 + 2_000, vec![deleted]))
+        .await
+        .expect("delete");
+    let before = head(&store, "rev").await.review;
+    match store.write_comments("rev", reply(99)).await {
+        Err(StoreError::NotFound) => {}
+        other => panic!("a reply to a deleted comment must fail: {other:?}"),
+    }
+    assert_eq!(head(&store, "rev").await.review, before, "nothing written");
+    let thread = store
+        .comment_thread("rev", "c_hub")
+        .await
+        .expect("thread")
+        .expect("kept");
+    assert_eq!(thread.messages.len(), WRITERS);
+}

@@ -202,6 +202,20 @@ impl CommentStore for PgStore {
                 return Err(StoreError::RunNotRunning);
             }
         }
+        if let Some(comment_id) = &write.on_live_comment {
+            // Read after the document's row is locked: a cancel commits first or waits.
+            let live: Option<i32> = sqlx::query_scalar(
+                "SELECT 1 FROM comments WHERE id = $1 AND review_id = $2 AND deleted_at IS NULL",
+            )
+            .bind(comment_id)
+            .bind(review_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_error)?;
+            if live.is_none() {
+                return Err(StoreError::NotFound);
+            }
+        }
         for comment in &write.comments {
             upsert_comment(&mut tx, comment).await?;
         }

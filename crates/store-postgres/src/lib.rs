@@ -219,6 +219,14 @@ impl Store for PgStore {
     async fn ping(&self) -> StoreResult<()> {
         PgStore::ping(self).await
     }
+
+    fn pool_usage(&self) -> docreview_core::store::PoolUsage {
+        docreview_core::store::PoolUsage {
+            open: usize::try_from(self.pool.size()).unwrap_or(usize::MAX),
+            idle: self.pool.num_idle(),
+            max: usize::try_from(self.options.max_connections).unwrap_or(usize::MAX),
+        }
+    }
 }
 
 /// `url` with any password replaced by `***`, both in the user part and in a `password=` parameter.

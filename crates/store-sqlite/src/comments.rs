@@ -196,6 +196,17 @@ impl CommentStore for SqliteStore {
                     return Err(StoreError::RunNotRunning);
                 }
             }
+            if let Some(comment_id) = &write.on_live_comment {
+                let live = query_optional(
+                    conn,
+                    "SELECT 1 FROM comments WHERE id = ?1 AND review_id = ?2 AND deleted_at IS NULL",
+                    [comment_id, &review_id],
+                    |row| row.integer(0),
+                )?;
+                if live.is_none() {
+                    return Err(StoreError::NotFound);
+                }
+            }
             for comment in &write.comments {
                 upsert_comment(conn, comment)?;
             }

@@ -264,15 +264,20 @@ impl Service {
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
                     // As for a new comment: a reply changes no other item, so without a base
-                    // revision it needs only that the version (and its run, if any) still
-                    // stands, and writers who sent no base never conflict with each other.
+                    // revision it needs only that the version, its comment (not cancelled
+                    // meanwhile) and its run, if any, still stand; writers who sent no base
+                    // never conflict with each other.
                     on_latest_version: base
                         .is_none()
                         .then(|| head.review.latest_version_id.clone()),
+                    on_live_comment: Some(comment_id.to_string()),
                     in_running_run: input.run_id.clone(),
                     ..CommentsWrite::default()
                 };
-                let revision = self.commit(review_id, &head, write).await?;
+                let revision = match self.commit(review_id, &head, write).await {
+                    Err(Error::NotFound(_)) => return Err(Error::NotFound("comment")),
+                    other => other?,
+                };
                 self.reply_written(actor, &thread, &message.id, revision)
                     .await
             }

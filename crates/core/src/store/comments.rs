@@ -21,6 +21,10 @@ pub struct CommentsWrite {
     /// (checked in the same transaction), else `StoreError::RunNotRunning` and nothing is
     /// written: so a run's comments need no revision guard either.
     pub in_running_run: Option<String>,
+    /// When set, that comment of the document must still exist and not be deleted when the
+    /// write applies (checked in the same transaction), else `StoreError::NotFound` and nothing
+    /// is written: so a reply needs no revision guard against a concurrent cancel.
+    pub on_live_comment: Option<String>,
     pub at: Millis,
     /// Inserted, or their changeable fields (category, status, body, anchor, edit and delete
     /// times) updated.
