@@ -2,6 +2,7 @@
 
 mod config;
 mod demo;
+mod logging;
 mod mcp;
 mod remote;
 
@@ -301,25 +302,14 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let format = match &cli.command {
-        Command::Serve(args) => args.log_format,
-        _ => LogFormat::Text,
-    };
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    if format == LogFormat::Json {
-        tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .init();
-    } else {
-        tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .init();
-    }
+    let json = matches!(&cli.command, Command::Serve(args) if args.log_format == LogFormat::Json);
+    logging::init(json);
+    let code = run(cli);
+    logging::flush();
+    code
+}
+
+fn run(cli: Cli) -> std::process::ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -355,6 +345,7 @@ fn operator_exit(outcome: anyhow::Result<()>) -> std::process::ExitCode {
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
+            logging::flush();
             eprintln!("error: {error:#}");
             std::process::ExitCode::FAILURE
         }

@@ -48,6 +48,11 @@ pub fn install() -> Result<PrometheusHandle, String> {
         .clone()
 }
 
+/// Whether a recorder is installed (else recording is skipped where labels would cost).
+pub fn enabled() -> bool {
+    RECORDER.get().is_some_and(Result::is_ok)
+}
+
 /// Where `/metrics` is served, and how it is guarded.
 #[derive(Clone)]
 pub struct MetricsPage {
