@@ -425,6 +425,31 @@ async fn writes_are_limited_per_credential() {
     ada.create_review("Ada's", SAMPLE_HTML).await;
 }
 
+/// A browser session counts as its user: its writes through the API are limited too, and its
+/// pages keep working.
+#[tokio::test]
+async fn browser_session_writes_are_limited_per_user() {
+    let server = Server::start_with(&[("DOCREVIEW_RATE_LIMIT_WRITES_PER_CREDENTIAL", "2")]);
+    server.create_user_with_password("ada@example.com", "Ada", &[], "correct horse battery");
+    let session = server
+        .sign_in("ada@example.com", "correct horse battery")
+        .await;
+    for i in 0..2 {
+        let reply = session
+            .post(
+                "/api/reviews",
+                &json!({ "review": { "title": format!("Doc {i}") } }),
+            )
+            .await;
+        assert_eq!(reply.status, 201, "{}", reply.text);
+    }
+    session
+        .post("/api/reviews", &json!({ "review": { "title": "Third" } }))
+        .await
+        .expect_error(429, "rate_limited");
+    assert_eq!(session.get("/").await.status, 200, "reads are not counted");
+}
+
 /// Per client address: behind a trusted proxy the address comes from `X-Forwarded-For`; from
 /// any other peer the header is ignored.
 #[tokio::test]
