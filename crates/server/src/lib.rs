@@ -66,14 +66,24 @@ pub fn app(
     let metrics = operations
         .metrics
         .map(|page| telemetry::guarded_route(Arc::clone(&service), page));
+    let limiter = Arc::new(limits::WriteLimiter::new(
+        operations.rate_limits,
+        operations.trusted_proxies,
+    ));
+    // With PostgreSQL, nodes share their counts (a no-op on SQLite). Outside a runtime (a
+    // test building the router alone) there is nothing to share with.
+    if tokio::runtime::Handle::try_current().is_ok() {
+        tokio::spawn(limits::share_counts(
+            Arc::clone(&limiter),
+            Arc::clone(&service),
+            shutdown.clone(),
+        ));
+    }
     let state = AppState {
         service,
         shutdown,
         web,
-        limits: Arc::new(limits::WriteLimiter::new(
-            operations.rate_limits,
-            operations.trusted_proxies,
-        )),
+        limits: limiter,
     };
     // The fallback sits inside the credential layer, so an unknown path answered to a personal
     // token carries its expiry header like every other answer.

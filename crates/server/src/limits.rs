@@ -1,13 +1,17 @@
 //! Rate limits on writes (DESIGN.md §4.7), per credential and per client address, and the
 //! client address itself: the peer's, or behind a trusted proxy the one it forwards.
 //!
-//! Each node counts its own requests (in memory, token buckets): with N nodes behind a load
-//! balancer a client gets up to N times the limit. The limits are there to stop a runaway or
-//! abusive client, not to meter, so we chose no per-write round trip to a shared counter (it
-//! would cost the write path a database statement each).
+//! Each node counts in memory (token buckets), so a write never waits for a shared counter.
+//! With PostgreSQL the counts are also shared between nodes (`SharedWindows`): every node adds
+//! what it counted to a per-minute row of each key about four times a second and reads back
+//! the total over all nodes, so behind a load balancer a client gets its limit once, not once
+//! per node, give or take what the nodes admit between two exchanges.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::Method;
@@ -15,6 +19,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use docreview_core::access::{Actor, Credential};
 use docreview_core::limit::RateLimiter;
+use docreview_core::model::Millis;
+use docreview_core::{Error, Service};
 use ipnet::IpNet;
 
 use crate::AppState;
@@ -111,17 +117,149 @@ pub struct ClientAddress(pub IpAddr);
 
 /// The limiters of this node.
 pub struct WriteLimiter {
+    limits: RateLimits,
     per_credential: RateLimiter,
     per_address: RateLimiter,
+    shared: SharedWindows,
     proxies: TrustedProxies,
 }
 
 impl WriteLimiter {
     pub fn new(limits: RateLimits, proxies: TrustedProxies) -> Self {
         WriteLimiter {
+            limits,
             per_credential: RateLimiter::new(limits.writes_per_credential),
             per_address: RateLimiter::new(limits.writes_per_address),
+            shared: SharedWindows::default(),
             proxies,
+        }
+    }
+
+    /// Spends one write of `key` locally, then of the shared count (when shared).
+    fn spend(&self, local: &RateLimiter, limit: u32, key: &str, now: Millis) -> Result<(), Error> {
+        local.spend(key, now)?;
+        self.shared.spend(key, limit, now)
+    }
+}
+
+/// How often a node exchanges its counts with the others.
+const SHARE_EVERY: Duration = Duration::from_millis(250);
+const MINUTE_MS: Millis = 60_000;
+
+/// Counts shared through the database, by fixed one-minute windows: what all nodes counted
+/// by their last exchange, plus what this node counted since.
+#[derive(Default)]
+struct SharedWindows {
+    /// Set once the store said it shares counts (PostgreSQL).
+    enabled: AtomicBool,
+    state: Mutex<WindowState>,
+}
+
+#[derive(Default)]
+struct WindowState {
+    window: Millis,
+    /// Counted here since the last exchange.
+    pending: HashMap<String, i64>,
+    /// Every node's total at the last exchange.
+    totals: HashMap<String, i64>,
+}
+
+impl WindowState {
+    fn roll(&mut self, now: Millis) {
+        let window = now - now.rem_euclid(MINUTE_MS);
+        if window != self.window {
+            self.window = window;
+            self.pending.clear();
+            self.totals.clear();
+        }
+    }
+}
+
+impl SharedWindows {
+    fn spend(&self, key: &str, limit: u32, now: Millis) -> Result<(), Error> {
+        if limit == 0 || !self.enabled.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.roll(now);
+        let total = state.totals.get(key).copied().unwrap_or(0);
+        let pending = state.pending.get(key).copied().unwrap_or(0);
+        if total + pending >= i64::from(limit) {
+            let wait_ms = state.window + MINUTE_MS - now;
+            return Err(Error::RateLimited {
+                retry_after_secs: u64::try_from(wait_ms / 1000 + 1).unwrap_or(1),
+            });
+        }
+        *state.pending.entry(key.to_string()).or_insert(0) += 1;
+        Ok(())
+    }
+
+    /// One exchange: this node's counts out, every node's totals back. `false` when the store
+    /// does not share counts (then there is nothing to exchange, ever).
+    async fn exchange(&self, service: &Service) -> bool {
+        let (window, counts) = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.roll(service.now());
+            let pending = std::mem::take(&mut state.pending);
+            // Keys seen this minute are asked again (with 0) to learn the other nodes' counts;
+            // sorted, so concurrent exchanges lock their rows in one order.
+            let known: Vec<(String, i64)> = state
+                .totals
+                .keys()
+                .filter(|key| !pending.contains_key(*key))
+                .map(|key| (key.clone(), 0))
+                .collect();
+            let mut counts: Vec<(String, i64)> = known.into_iter().chain(pending).collect();
+            counts.sort();
+            (state.window, counts)
+        };
+        if counts.is_empty() && self.enabled.load(Ordering::Relaxed) {
+            return true;
+        }
+        let sent: Vec<(String, i64)> = counts.iter().filter(|(_, n)| *n > 0).cloned().collect();
+        match service.share_rate_counts(window, counts).await {
+            Ok(None) => false,
+            Ok(Some(totals)) => {
+                self.enabled.store(true, Ordering::Relaxed);
+                let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+                if state.window == window {
+                    state.totals.extend(totals);
+                }
+                true
+            }
+            Err(error) => {
+                // Counted again with the next exchange.
+                tracing::warn!(%error, "could not share rate-limit counts");
+                let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+                if state.window == window {
+                    for (key, count) in sent {
+                        *state.pending.entry(key).or_insert(0) += count;
+                    }
+                }
+                true
+            }
+        }
+    }
+}
+
+/// Exchanges this node's counts with the other nodes until `stop`, when the store shares them.
+pub async fn share_counts(
+    limiter: Arc<WriteLimiter>,
+    service: Arc<Service>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    if limiter.limits.writes_per_credential == 0 && limiter.limits.writes_per_address == 0 {
+        return;
+    }
+    let mut tick = tokio::time::interval(SHARE_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        if !limiter.shared.exchange(&service).await {
+            return;
         }
     }
 }
@@ -149,9 +287,12 @@ pub async fn per_address(
     let client = limiter.proxies.client(peer, &request);
     request.extensions_mut().insert(ClientAddress(client));
     if is_write(request.method())
-        && let Err(error) = limiter
-            .per_address
-            .spend(&client.to_string(), state.service.now())
+        && let Err(error) = limiter.spend(
+            &limiter.per_address,
+            limiter.limits.writes_per_address,
+            &format!("address:{client}"),
+            state.service.now(),
+        )
     {
         return ApiError::Core(error).into_response();
     }
@@ -170,10 +311,14 @@ pub fn per_credential(state: &AppState, method: &Method, actor: &Actor) -> Resul
         Credential::Shared(_) => format!("shared:{}", actor.id()),
         Credential::Session { .. } => format!("user:{}", actor.id()),
     };
-    state
-        .limits
-        .per_credential
-        .spend(&key, state.service.now())
+    let limiter = &state.limits;
+    limiter
+        .spend(
+            &limiter.per_credential,
+            limiter.limits.writes_per_credential,
+            &key,
+            state.service.now(),
+        )
         .map_err(ApiError::Core)
 }
 

@@ -149,6 +149,15 @@ impl Service {
         self.clock.now()
     }
 
+    /// See `Store::share_rate_counts`.
+    pub async fn share_rate_counts(
+        &self,
+        window: crate::model::Millis,
+        counts: Vec<(String, i64)>,
+    ) -> Result<Option<Vec<(String, i64)>>> {
+        Ok(self.store.share_rate_counts(window, counts).await?)
+    }
+
     /// The store's connection pool right now (for `/metrics`).
     pub fn pool_usage(&self) -> crate::store::PoolUsage {
         self.store.pool_usage()
