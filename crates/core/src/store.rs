@@ -16,7 +16,7 @@ mod reviews;
 mod search;
 
 pub use accounts::AccountStore;
-pub use comments::{CommentStore, CommentsWrite};
+pub use comments::{CommentStamp, CommentStore, CommentsWrite};
 pub use organization::{MemberQuery, OrganizationStore, ProjectImport, ProjectQuery};
 pub use reviews::{NewReview, ReviewQuery, ReviewStore, ReviewUpdate, Revisions, VersionWrite};
 pub use search::{

@@ -359,3 +359,61 @@ pub async fn check_replies_need_only_a_live_comment(store: Arc<dyn Store>) {
         .expect("kept");
     assert_eq!(thread.messages.len(), WRITERS);
 }
+
+/// A write to one comment guarded by its stamp applies whatever the document's revision, and
+/// fails (`RevisionConflict`, nothing written) once that comment or its thread changed.
+pub async fn check_writes_guarded_by_a_comment_stamp(store: Arc<dyn Store>) {
+    use docreview_core::model::CommentThread;
+    use docreview_core::store::CommentStamp;
+    user(&store, "usr_alice").await;
+    let created = review(&store, "rev", "usr_alice", T0).await;
+    let latest = created.version.id.clone();
+    let target = comment("rev", "c_target", "usr_alice", T0);
+    let other = comment("rev", "c_other", "usr_alice", T0);
+    store
+        .write_comments(
+            "rev",
+            comments_write(0, T0, vec![target.clone(), other.clone()]),
+        )
+        .await
+        .expect("comments");
+    let stamp = CommentStamp::of(&CommentThread {
+        comment: target.clone(),
+        messages: vec![],
+        events: vec![],
+    });
+    let guarded = |body: &str| {
+        let mut edited = target.clone();
+        edited.body = body.to_string();
+        let mut write = comments_write(0, T0 + 1_000, vec![edited]);
+        write.on_latest_version = Some(latest.clone());
+        write.unchanged_comment = Some(stamp.clone());
+        write
+    };
+    // Another comment changed: the revision moved, the guarded write still applies.
+    let mut other_edited = other.clone();
+    other_edited.body = "other edited".to_string();
+    store
+        .write_comments("rev", comments_write(1, T0 + 500, vec![other_edited]))
+        .await
+        .expect("edit the other comment");
+    store
+        .write_comments("rev", guarded("first"))
+        .await
+        .expect("the target is as read");
+    // The target itself changed (by the write above): the same stamp is now stale.
+    let before = head(&store, "rev").await.review;
+    match store.write_comments("rev", guarded("second")).await {
+        Err(StoreError::RevisionConflict { current }) => {
+            assert_eq!(current, before.comments_revision);
+        }
+        other => panic!("a stale stamp must conflict: {other:?}"),
+    }
+    assert_eq!(head(&store, "rev").await.review, before, "nothing written");
+    let thread = store
+        .comment_thread("rev", "c_target")
+        .await
+        .expect("thread")
+        .expect("kept");
+    assert_eq!(thread.comment.body, "first");
+}
