@@ -41,8 +41,9 @@ pub enum Error {
     ProjectNotInSnapshot,
     #[error("the document is already linked to another project")]
     ProjectConflict,
-    /// Too many failed attempts from one address; try again after this many seconds.
-    #[error("too many failed attempts; try again in {retry_after_secs} s")]
+    /// Too many failed attempts, or writes, from one address or credential; try again after
+    /// this many seconds.
+    #[error("too many requests (a rate limit); try again in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
     /// An HTML document over the configured limit.
     #[error("the HTML is {bytes} bytes; the limit is {limit} bytes")]

@@ -16,7 +16,7 @@ mod reviews;
 mod search;
 
 pub use accounts::AccountStore;
-pub use comments::{CommentStore, CommentsWrite};
+pub use comments::{CommentStamp, CommentStore, CommentsWrite};
 pub use organization::{MemberQuery, OrganizationStore, ProjectImport, ProjectQuery};
 pub use reviews::{NewReview, ReviewQuery, ReviewStore, ReviewUpdate, Revisions, VersionWrite};
 pub use search::{
@@ -123,6 +123,34 @@ pub trait Store:
 
     /// Every document change committed from now on, through any node sharing this database.
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::ReviewEvent>;
+
+    /// Adds this node's writes counted since its last call (`(key, count)`, counts may be 0)
+    /// to the shared counters of the minute starting at `window`, and answers every key's
+    /// total over all nodes. `None` when the backend serves one node only (SQLite): its
+    /// limits need no sharing.
+    async fn share_rate_counts(
+        &self,
+        _window: crate::model::Millis,
+        _counts: Vec<(String, i64)>,
+    ) -> StoreResult<Option<Vec<(String, i64)>>> {
+        Ok(None)
+    }
+
+    /// How much of the connection pool is in use now (for `/metrics`).
+    fn pool_usage(&self) -> PoolUsage {
+        PoolUsage::default()
+    }
+}
+
+/// A snapshot of a backend's connection pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolUsage {
+    /// Connections open now, busy or idle.
+    pub open: usize,
+    /// Open connections waiting for work.
+    pub idle: usize,
+    /// The most the pool opens.
+    pub max: usize,
 }
 
 /// `count` (a limit or an offset) as the `BIGINT` both backends bind.

@@ -5,7 +5,9 @@
               descriptions), shown verbatim rather than rendered as Markdown"
 )]
 
+mod config;
 mod demo;
+mod logging;
 mod mcp;
 mod remote;
 
@@ -116,6 +118,11 @@ enum Command {
 
 #[derive(Args)]
 struct StorageArgs {
+    /// A TOML file of settings: the keys are this command's environment variables, written as
+    /// they are (`DOCREVIEW_LISTEN = "…"`) or without the `DOCREVIEW_` prefix in lower case
+    /// (`listen = "…"`). The environment and flags override the file.
+    #[arg(long, env = "DOCREVIEW_CONFIG")]
+    config: Option<PathBuf>,
     /// Directory for the SQLite database and anything else kept locally [default: ./data].
     #[arg(long, env = "DOCREVIEW_DATA_DIR")]
     data_dir: Option<PathBuf>,
@@ -173,7 +180,61 @@ struct ServeArgs {
     /// Seconds a client has to send a request's headers (also when idle between requests).
     #[arg(long, env = "DOCREVIEW_HEADER_TIMEOUT_SECS", default_value_t = 10)]
     header_timeout_secs: u64,
+    /// The shared agent token (at least 32 characters; unset disables it). Prefer the
+    /// environment or the config file: flags show in the process list.
+    #[arg(long, env = "DOCREVIEW_AGENT_TOKEN", hide_env_values = true)]
+    agent_token: Option<String>,
+    /// The shared import token (at least 32 characters; unset disables it).
+    #[arg(long, env = "DOCREVIEW_IMPORT_TOKEN", hide_env_values = true)]
+    import_token: Option<String>,
+    /// The shared manage token (at least 32 characters; unset disables it).
+    #[arg(long, env = "DOCREVIEW_MANAGE_TOKEN", hide_env_values = true)]
+    manage_token: Option<String>,
+    /// Request log format: one line a request at info level (RUST_LOG sets the level, e.g.
+    /// `warn` to silence it).
+    #[arg(long, env = "DOCREVIEW_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+    /// Serve `/metrics` (Prometheus text format) on this separate address, e.g.
+    /// 127.0.0.1:9090 [default: off].
+    #[arg(long, env = "DOCREVIEW_METRICS_ADDR")]
+    metrics_addr: Option<SocketAddr>,
+    /// Serve `/metrics` on the main listener too, to requests bearing this token (at least 32
+    /// characters) [default: off].
+    #[arg(long, env = "DOCREVIEW_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
+    /// Writes (POST, PUT, PATCH, DELETE) a minute per credential: token, shared token, or
+    /// browser user; beyond, 429 `rate_limited` with Retry-After. 0: no limit.
+    #[arg(
+        long,
+        env = "DOCREVIEW_RATE_LIMIT_WRITES_PER_CREDENTIAL",
+        default_value_t = docreview_server::RateLimits::default().writes_per_credential
+    )]
+    rate_limit_writes_per_credential: u32,
+    /// Writes a minute per client address (behind a proxy, see DOCREVIEW_TRUSTED_PROXIES).
+    /// 0: no limit.
+    #[arg(
+        long,
+        env = "DOCREVIEW_RATE_LIMIT_WRITES_PER_ADDRESS",
+        default_value_t = docreview_server::RateLimits::default().writes_per_address
+    )]
+    rate_limit_writes_per_address: u32,
+    /// Proxies (addresses or CIDR blocks, comma-separated) whose X-Forwarded-For names the
+    /// client; from any other peer the header is ignored [default: none].
+    #[arg(long, env = "DOCREVIEW_TRUSTED_PROXIES")]
+    trusted_proxies: Option<String>,
 }
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object a line.
+    Json,
+}
+
+/// Shared tokens and the metrics token shorter than this are refused at start: a short one
+/// can be guessed.
+const MIN_TOKEN_CHARS: usize = 32;
 
 #[derive(Subcommand)]
 enum AdminCommand {
@@ -255,14 +316,21 @@ enum AdminCommand {
 }
 
 fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-    let cli = Cli::parse();
+    let cli = match config::parse_cli() {
+        Ok(cli) => cli,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let json = matches!(&cli.command, Command::Serve(args) if args.log_format == LogFormat::Json);
+    logging::init(json);
+    let code = run(cli);
+    logging::flush();
+    code
+}
+
+fn run(cli: Cli) -> std::process::ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -302,6 +370,7 @@ fn operator_exit(outcome: anyhow::Result<()>) -> std::process::ExitCode {
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
+            logging::flush();
             eprintln!("error: {error:#}");
             std::process::ExitCode::FAILURE
         }
@@ -354,20 +423,7 @@ fn describe(backend: &Backend) -> String {
     }
 }
 
-fn service_on(store: Arc<dyn Store>, max_html_bytes: usize) -> Arc<Service> {
-    let shared = SharedTokens::new(
-        [
-            (SharedKind::Agent, "DOCREVIEW_AGENT_TOKEN"),
-            (SharedKind::Import, "DOCREVIEW_IMPORT_TOKEN"),
-            (SharedKind::Manage, "DOCREVIEW_MANAGE_TOKEN"),
-        ]
-        .into_iter()
-        .filter_map(|(kind, variable)| {
-            std::env::var(variable)
-                .ok()
-                .map(|value| (kind, Secret::new(value)))
-        }),
-    );
+fn service_on(store: Arc<dyn Store>, shared: SharedTokens, max_html_bytes: usize) -> Arc<Service> {
     let settings = Settings {
         max_html_bytes,
         ..Settings::default()
@@ -407,8 +463,25 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         _ => {}
     }
+    let shared = shared_tokens(&args)?;
+    let trusted_proxies = docreview_server::TrustedProxies::parse(
+        args.trusted_proxies.as_deref().unwrap_or_default(),
+    )
+    .map_err(|error| anyhow::anyhow!("DOCREVIEW_TRUSTED_PROXIES: {error}"))?;
+    let metrics_token = match args.metrics_token.as_deref() {
+        None | Some("") => None,
+        Some(token) => Some(long_enough("DOCREVIEW_METRICS_TOKEN", token)?),
+    };
+    // The recorder is installed only when something reads it (without, counting costs
+    // nothing), and before the store opens, so its first writes count too.
+    let recorder = if args.metrics_addr.is_some() || metrics_token.is_some() {
+        Some(docreview_server::telemetry::install().map_err(anyhow::Error::msg)?)
+    } else {
+        None
+    };
     let service = service_on(
         open_store(&backend, &args.storage).await?,
+        shared,
         args.max_html_bytes,
     );
     service.ensure_service_accounts().await?;
@@ -427,6 +500,26 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         demo::print_welcome(&base_url, &data_dir, &seeded);
     }
     let stop = shutdown_signal();
+    let metrics_server = match (args.metrics_addr, &recorder) {
+        (Some(metrics_addr), Some(handle)) => {
+            if !metrics_addr.ip().is_loopback() {
+                tracing::warn!(%metrics_addr, "/metrics is served on a non-loopback address; keep it off the public network");
+            }
+            let listener = tokio::net::TcpListener::bind(metrics_addr)
+                .await
+                .with_context(|| format!("binding the metrics address {metrics_addr}"))?;
+            let bound = listener.local_addr()?;
+            println!("docreview metrics on http://{bound}/metrics");
+            let app = docreview_server::telemetry::router(Arc::clone(&service), handle.clone());
+            Some(tokio::spawn(docreview_server::serve(
+                listener,
+                app,
+                docreview_server::ConnectionLimits::default(),
+                std::future::pending(),
+            )))
+        }
+        _ => None,
+    };
     println!("docreview listening on http://{address}");
     tracing::info!(%address, database = %describe(&backend), "docreview started");
 
@@ -435,7 +528,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The signal also ends open event streams, which would otherwise hold shutdown open.
     let shutdown = tokio_util::sync::CancellationToken::new();
     let web = docreview_server::WebSettings::for_public_url(args.public_url.as_deref());
-    let app = docreview_server::app(service, shutdown.clone(), web);
+    let operations = docreview_server::Operations {
+        rate_limits: docreview_server::RateLimits {
+            writes_per_credential: args.rate_limit_writes_per_credential,
+            writes_per_address: args.rate_limit_writes_per_address,
+        },
+        trusted_proxies,
+        metrics: match (metrics_token, recorder) {
+            (Some(token), Some(handle)) => Some(docreview_server::MetricsPage {
+                handle,
+                token: Some(Arc::new(token)),
+            }),
+            _ => None,
+        },
+    };
+    let app = docreview_server::app(service, shutdown.clone(), web, operations);
     let limits = docreview_server::ConnectionLimits {
         total: args.max_connections.max(1),
         per_address: args.max_connections_per_address.max(1),
@@ -447,7 +554,50 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
     .await;
     sweeper.abort();
+    if let Some(metrics_server) = metrics_server {
+        metrics_server.abort();
+    }
     Ok(())
+}
+
+/// The shared tokens configured, each at least `MIN_TOKEN_CHARS` long (empty means unset).
+fn shared_tokens(args: &ServeArgs) -> anyhow::Result<SharedTokens> {
+    let mut configured = Vec::new();
+    for (kind, variable, value) in [
+        (
+            SharedKind::Agent,
+            "DOCREVIEW_AGENT_TOKEN",
+            &args.agent_token,
+        ),
+        (
+            SharedKind::Import,
+            "DOCREVIEW_IMPORT_TOKEN",
+            &args.import_token,
+        ),
+        (
+            SharedKind::Manage,
+            "DOCREVIEW_MANAGE_TOKEN",
+            &args.manage_token,
+        ),
+    ] {
+        match value.as_deref() {
+            None | Some("") => {}
+            Some(value) => configured.push((kind, long_enough(variable, value)?)),
+        }
+    }
+    Ok(SharedTokens::new(configured))
+}
+
+/// `value` as a secret, if it is long enough to be one.
+fn long_enough(variable: &str, value: &str) -> anyhow::Result<Secret> {
+    let length = value.chars().count();
+    if length < MIN_TOKEN_CHARS {
+        bail!(
+            "{variable} is {length} characters long; tokens must have at least {MIN_TOKEN_CHARS} \
+             (make one with `openssl rand -hex 32`)"
+        );
+    }
+    Ok(Secret::new(value.to_string()))
 }
 
 /// Makes documents created before search existed searchable by their text too.
@@ -646,7 +796,11 @@ fn admin_backend(storage: &StorageArgs) -> anyhow::Result<Backend> {
 
 async fn open_admin_service(storage: &StorageArgs) -> anyhow::Result<Arc<Service>> {
     let store = open_store(&admin_backend(storage)?, storage).await?;
-    Ok(service_on(store, Settings::default().max_html_bytes))
+    Ok(service_on(
+        store,
+        SharedTokens::default(),
+        Settings::default().max_html_bytes,
+    ))
 }
 
 fn read_password() -> anyhow::Result<String> {

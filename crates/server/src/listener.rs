@@ -54,7 +54,10 @@ pub async fn serve(
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout);
+        .header_read_timeout(limits.header_timeout)
+        // Room above what we read (`middleware::reject_oversized_head`), so a request with too
+        // many headers reaches it and gets the JSON 431: hyper's own refusal has no body.
+        .max_headers(crate::middleware::MAX_HEADERS * 4);
     let total = Arc::new(Semaphore::new(limits.total));
     let per_address = Arc::new(Mutex::new(HashMap::new()));
     let graceful = GracefulShutdown::new();

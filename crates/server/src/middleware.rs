@@ -1,16 +1,16 @@
-//! Cross-cutting layers: request ids, credentials, the interface version, oversized bodies,
-//! request logs.
+//! Cross-cutting layers: request ids, credentials, the interface version, oversized bodies and
+//! heads, request logs and their metrics.
 
-use axum::extract::{Request, State};
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use docreview_core::access::{Actor, Credential};
 use docreview_core::clock::rfc3339;
 use docreview_core::{AuthFailure, Error};
-use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
-use tower_http::trace::TraceLayer;
-use tracing::Span;
+use tracing::Instrument;
 
 use crate::AppState;
 use crate::error::{ApiError, error_response};
@@ -142,16 +142,35 @@ pub async fn authenticate(
     let expires_at = actor
         .as_ref()
         .and_then(docreview_core::access::Actor::token_expires_at);
+    let principal = actor
+        .as_ref()
+        .map(|actor| Principal(actor.id().to_string()));
     if let Some(actor) = actor {
+        if let Err(error) = crate::limits::per_credential(&state, request.method(), &actor) {
+            return with_principal(error.into_response(), principal);
+        }
         request.extensions_mut().insert(actor);
     }
-    let mut response = next.run(request).await;
+    let mut response = with_principal(next.run(request).await, principal);
     if let Some(expires_at) = expires_at
         && let Ok(value) = HeaderValue::from_str(&rfc3339(expires_at))
     {
         response
             .headers_mut()
             .insert(TOKEN_EXPIRES_HEADER.clone(), value);
+    }
+    response
+}
+
+/// Who a request was answered for (the user or service principal id, never a credential), for
+/// the request log: set on the response by the credential layers.
+#[derive(Clone)]
+pub struct Principal(pub String);
+
+/// `response`, marked with the principal it was answered for.
+pub fn with_principal(mut response: Response, principal: Option<Principal>) -> Response {
+    if let Some(principal) = principal {
+        response.extensions_mut().insert(principal);
     }
     response
 }
@@ -291,24 +310,110 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
     answer
 }
 
-/// Request logs: method, path and status; never headers nor the query string (a client may
-/// put a token there, e.g. `?access_token=…`), so credentials stay out of logs.
-pub fn trace_layer() -> TraceLayer<SharedClassifier<ServerErrorsAsFailures>, fn(&Request) -> Span> {
-    TraceLayer::new_for_http().make_span_with(request_span as fn(&Request) -> Span)
+/// The longest request target we read (a longer one is 414). Far below hyper's own limit
+/// (64 KiB), which answers with an empty body, so clients see the JSON error body here.
+const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most header lines, and header bytes, we read (beyond, 431). hyper's own limits (which
+/// answer with an empty body) are set above these in `listener`.
+pub(crate) const MAX_HEADERS: usize = 100;
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// Answers 414 to a request target, and 431 to a header block, larger than we read, with the
+/// JSON error body.
+pub async fn reject_oversized_head(request: Request, next: Next) -> Response {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |target| target.as_str().len());
+    if target > MAX_URI_BYTES {
+        return error_response(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            &format!(
+                "the request target is {target} bytes; this server reads at most {MAX_URI_BYTES}"
+            ),
+        );
+    }
+    let headers = request.headers();
+    let bytes: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    if headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES {
+        return error_response(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            &format!(
+                "the request has {} header lines of {bytes} bytes; this server reads at most \
+                 {MAX_HEADERS} lines of {MAX_HEADER_BYTES} bytes",
+                headers.len()
+            ),
+        );
+    }
+    next.run(request).await
 }
 
-/// At info level, so errors logged while answering carry the request's id and route.
-fn request_span(request: &Request) -> Span {
+fn latency_ms(latency: std::time::Duration) -> f64 {
+    let micros = u32::try_from(latency.as_micros()).unwrap_or(u32::MAX);
+    f64::from(micros) / 1000.0
+}
+
+/// The request log, one line a request at info level: method, route template, status,
+/// latency, request id and principal id; and the same as metrics. Never the raw path or the
+/// query string (a client may put a token there, e.g. `?access_token=…`), nor headers.
+pub async fn access_log(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    // The template (`/api/reviews/{review_id}`), so ids in paths neither reach the log nor
+    // multiply the metrics' series; a path no route matched is "unmatched".
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |path| path.as_str().to_string());
     let id = request
         .extensions()
         .get::<RequestId>()
-        .map_or("", |RequestId(id)| id.as_str());
-    tracing::info_span!(
-        "request",
+        .map_or_else(String::new, |RequestId(id)| id.clone());
+    // At info level, so errors logged while answering carry the request's id and route.
+    let span = tracing::info_span!("request", request_id = %id, method = %method, route = %route);
+    let response = next.run(request).instrument(span).await;
+    let latency = started.elapsed();
+    let status = response.status().as_u16();
+    let principal = response
+        .extensions()
+        .get::<Principal>()
+        .map_or("-", |Principal(id)| id.as_str());
+    // Outside the span: the line carries every field itself, and is formatted once.
+    tracing::info!(
+        target: "docreview::access",
+        method = %method,
+        route = %route,
+        status,
+        // Microseconds as a decimal of milliseconds (1.592), not a float's tail digits.
+        latency_ms = latency_ms(latency),
         request_id = %id,
-        method = %request.method(),
-        path = %request.uri().path(),
+        principal = %principal,
+        "request"
+    );
+    if !crate::telemetry::enabled() {
+        // Labels cost allocations even when no recorder listens.
+        return response;
+    }
+    let method = method.as_str().to_string();
+    metrics::counter!(
+        "docreview_http_requests_total",
+        "method" => method.clone(),
+        "route" => route.clone(),
+        "status" => status.to_string()
     )
+    .increment(1);
+    metrics::histogram!(
+        "docreview_http_request_duration_seconds",
+        "method" => method,
+        "route" => route
+    )
+    .record(latency.as_secs_f64());
+    response
 }
 
 #[cfg(test)]
@@ -320,7 +425,7 @@ pub(crate) mod tests {
     use axum::routing::get;
     use tower::ServiceExt;
 
-    use super::{REQUEST_ID, trace_layer};
+    use super::{REQUEST_ID, access_log};
 
     /// Runs `work` as if answering request `id`.
     pub(crate) async fn in_request<T>(id: &str, work: impl Future<Output = T>) -> T {
@@ -347,12 +452,13 @@ pub(crate) mod tests {
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
             .with_writer(move || writer.clone())
             .finish();
         let _guard = tracing::subscriber::set_default(subscriber);
         let app = Router::new()
             .route("/api/me", get(|| async { "ok" }))
-            .layer(trace_layer());
+            .layer(axum::middleware::from_fn(access_log));
         let request = axum::http::Request::get("/api/me?access_token=drp_secretvalue")
             .body(Body::empty())
             .expect("request");
@@ -360,7 +466,7 @@ pub(crate) mod tests {
         assert_eq!(response.status(), 200);
         let logged = String::from_utf8(captured.0.lock().expect("lock").clone()).expect("utf8");
         assert!(
-            logged.contains("/api/me"),
+            logged.contains("/api/me") && logged.contains("status=200"),
             "the request is logged: {logged}"
         );
         assert!(!logged.contains("drp_secretvalue"), "{logged}");

@@ -151,7 +151,8 @@ const ERROR_ANSWERS: &[(&str, &str)] = &[
     ),
     (
         "RateLimited",
-        "`rate_limited`: too many attempts; wait for `Retry-After` seconds",
+        "`rate_limited`: too many failed attempts, or writes, from this address or credential; \
+         wait for `Retry-After` seconds",
     ),
     (
         "Unavailable",
@@ -204,7 +205,7 @@ fn shared_scheme(kind: SharedKind) -> String {
 /// read), and the headers of its successful answers.
 pub fn complete(document: &mut Document) {
     for item in document.paths.paths.values_mut() {
-        for op in operations_mut(item) {
+        for (writes, op) in operations_by_kind_mut(item) {
             op.parameters.get_or_insert_with(Vec::new).push(RefOr::T(
                 ParameterBuilder::new()
                     .name(API_VERSION_HEADER)
@@ -240,7 +241,10 @@ pub fn complete(document: &mut Document) {
             ];
             if secured {
                 answers.extend([("401", "Unauthorized"), ("403", "Forbidden")]);
-            } else {
+            }
+            // Failed sign-in attempts are limited per address, and every write per credential
+            // and per address (DESIGN.md §4.7).
+            if writes || !secured {
                 answers.push(("429", "RateLimited"));
             }
             if reads_body {
@@ -307,6 +311,22 @@ fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut PathOperatio
     ]
     .into_iter()
     .filter_map(Option::as_mut)
+}
+
+/// Each operation of `item`, with whether its method writes (what the write rate limits count).
+fn operations_by_kind_mut(item: &mut PathItem) -> impl Iterator<Item = (bool, &mut PathOperation)> {
+    [
+        (false, &mut item.get),
+        (true, &mut item.put),
+        (true, &mut item.post),
+        (true, &mut item.delete),
+        (true, &mut item.patch),
+        (false, &mut item.head),
+        (false, &mut item.options),
+        (true, &mut item.trace),
+    ]
+    .into_iter()
+    .filter_map(|(writes, op)| op.as_mut().map(|op| (writes, op)))
 }
 
 /// The whole contract, as served and committed: built once from the route table.

@@ -46,6 +46,8 @@ pub async fn check_write_comments_cas(store: Arc<dyn Store>) {
         runs: vec![run("rev", "run1", "usr_alice", T0 + 20)],
         on_latest_version: None,
         in_running_run: None,
+        on_live_comment: None,
+        unchanged_comment: None,
     };
     assert_conflict(store.write_comments("rev", stale.clone()).await, 1);
     let mut ahead = stale;
@@ -100,6 +102,8 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
         expected_revision: 0,
         on_latest_version: None,
         in_running_run: None,
+        on_live_comment: None,
+        unchanged_comment: None,
         at: T0 + 12,
         comments: vec![c1.clone()],
         messages: vec![m1.clone()],
@@ -140,6 +144,8 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
         expected_revision: 1,
         on_latest_version: None,
         in_running_run: None,
+        on_live_comment: None,
+        unchanged_comment: None,
         at: T0 + 23,
         comments: vec![c1b.clone()],
         messages: vec![m1b.clone(), m2.clone()],

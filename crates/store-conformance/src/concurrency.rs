@@ -303,3 +303,125 @@ pub async fn check_run_comments_need_only_a_running_run(store: Arc<dyn Store>) {
         WRITERS
     );
 }
+
+/// A reply guarded by its comment being live, not by a revision: sixteen at once all succeed;
+/// once the comment is deleted, a reply to it fails and writes nothing.
+pub async fn check_replies_need_only_a_live_comment(store: Arc<dyn Store>) {
+    user(&store, "usr_alice").await;
+    let created = review(&store, "rev", "usr_alice", T0).await;
+    let latest = created.version.id.clone();
+    let hub = comment("rev", "c_hub", "usr_alice", T0);
+    store
+        .write_comments("rev", comments_write(0, T0, vec![hub.clone()]))
+        .await
+        .expect("comment");
+    let reply = |i: usize| {
+        let at: Millis = T0 + 1_000;
+        let mut write = comments_write(0, at, vec![]);
+        write.messages = vec![crate::fixtures::message(
+            &hub,
+            &format!("m_{i}"),
+            "usr_alice",
+            at,
+        )];
+        write.on_latest_version = Some(latest.clone());
+        write.on_live_comment = Some(hub.id.clone());
+        write
+    };
+    let barrier = Arc::new(tokio::sync::Barrier::new(WRITERS));
+    let tasks: Vec<_> = (0..WRITERS)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            let barrier = Arc::clone(&barrier);
+            let write = reply(i);
+            tokio::spawn(async move {
+                barrier.wait().await;
+                store.write_comments("rev", write).await
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await
+            .expect("writer task")
+            .expect("no conflict while the comment is live");
+    }
+    let revision = head(&store, "rev").await.review.comments_revision;
+    assert_eq!(revision, 1 + i64::try_from(WRITERS).expect("writers"));
+
+    let mut deleted = hub.clone();
+    deleted.deleted_at = Some(T0 + 2_000);
+    store
+        .write_comments("rev", comments_write(revision, T0 + 2_000, vec![deleted]))
+        .await
+        .expect("delete");
+    let before = head(&store, "rev").await.review;
+    match store.write_comments("rev", reply(99)).await {
+        Err(StoreError::NotFound) => {}
+        other => panic!("a reply to a deleted comment must fail: {other:?}"),
+    }
+    assert_eq!(head(&store, "rev").await.review, before, "nothing written");
+    let thread = store
+        .comment_thread("rev", "c_hub")
+        .await
+        .expect("thread")
+        .expect("kept");
+    assert_eq!(thread.messages.len(), WRITERS);
+}
+
+/// A write to one comment guarded by its stamp applies whatever the document's revision, and
+/// fails (`RevisionConflict`, nothing written) once that comment or its thread changed.
+pub async fn check_writes_guarded_by_a_comment_stamp(store: Arc<dyn Store>) {
+    use docreview_core::model::CommentThread;
+    use docreview_core::store::CommentStamp;
+    user(&store, "usr_alice").await;
+    let created = review(&store, "rev", "usr_alice", T0).await;
+    let latest = created.version.id.clone();
+    let target = comment("rev", "c_target", "usr_alice", T0);
+    let other = comment("rev", "c_other", "usr_alice", T0);
+    store
+        .write_comments(
+            "rev",
+            comments_write(0, T0, vec![target.clone(), other.clone()]),
+        )
+        .await
+        .expect("comments");
+    let stamp = CommentStamp::of(&CommentThread {
+        comment: target.clone(),
+        messages: vec![],
+        events: vec![],
+    });
+    let guarded = |body: &str| {
+        let mut edited = target.clone();
+        edited.body = body.to_string();
+        let mut write = comments_write(0, T0 + 1_000, vec![edited]);
+        write.on_latest_version = Some(latest.clone());
+        write.unchanged_comment = Some(stamp.clone());
+        write
+    };
+    // Another comment changed: the revision moved, the guarded write still applies.
+    let mut other_edited = other.clone();
+    other_edited.body = "other edited".to_string();
+    store
+        .write_comments("rev", comments_write(1, T0 + 500, vec![other_edited]))
+        .await
+        .expect("edit the other comment");
+    store
+        .write_comments("rev", guarded("first"))
+        .await
+        .expect("the target is as read");
+    // The target itself changed (by the write above): the same stamp is now stale.
+    let before = head(&store, "rev").await.review;
+    match store.write_comments("rev", guarded("second")).await {
+        Err(StoreError::RevisionConflict { current }) => {
+            assert_eq!(current, before.comments_revision);
+        }
+        other => panic!("a stale stamp must conflict: {other:?}"),
+    }
+    assert_eq!(head(&store, "rev").await.review, before, "nothing written");
+    let thread = store
+        .comment_thread("rev", "c_target")
+        .await
+        .expect("thread")
+        .expect("kept");
+    assert_eq!(thread.comment.body, "first");
+}

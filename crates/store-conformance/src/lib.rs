@@ -49,7 +49,8 @@ pub use concurrency::{
     check_concurrent_retrying_writers_get_distinct_revisions,
     check_concurrent_version_and_comment_writes,
     check_concurrent_writers_on_the_latest_version_all_succeed,
-    check_run_comments_need_only_a_running_run,
+    check_replies_need_only_a_live_comment, check_run_comments_need_only_a_running_run,
+    check_writes_guarded_by_a_comment_stamp,
 };
 pub use events::check_document_changes_are_announced;
 pub use listing::{check_list_filters, check_list_pagination, check_list_visibility};
@@ -127,6 +128,8 @@ macro_rules! conformance_tests {
             check_concurrent_retrying_writers_get_distinct_revisions,
             check_concurrent_writers_on_the_latest_version_all_succeed,
             check_run_comments_need_only_a_running_run,
+            check_replies_need_only_a_live_comment,
+            check_writes_guarded_by_a_comment_stamp,
             check_the_last_admin_stays,
             check_concurrent_version_and_comment_writes,
             check_token_listing_and_revocation,

@@ -168,6 +168,8 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
             expected_revision: 0,
             on_latest_version: None,
             in_running_run: None,
+            on_live_comment: None,
+            unchanged_comment: None,
             at: T0 + 2,
             comments: vec![c.clone()],
             messages: vec![m],

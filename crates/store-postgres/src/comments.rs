@@ -198,6 +198,54 @@ impl CommentStore for PgStore {
                 return Err(StoreError::RunNotRunning);
             }
         }
+        if let Some(stamp) = &write.unchanged_comment {
+            // Read after the document's row is locked: every other comment write commits
+            // first or waits.
+            let comment = sqlx::query(&format!(
+                "SELECT {COMMENT_COLUMNS} FROM comments WHERE review_id = $1 AND id = $2"
+            ))
+            .bind(review_id)
+            .bind(&stamp.comment.id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_error)?;
+            let comment = decode_optional(comment, |row| columns::comment(row, 0))?;
+            let (messages, live_messages): (i64, i64) = sqlx::query_as(
+                "SELECT count(*), count(*) - count(deleted_at) FROM messages WHERE comment_id = $1",
+            )
+            .bind(&stamp.comment.id)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(map_error)?;
+            let events: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM status_events WHERE comment_id = $1")
+                    .bind(&stamp.comment.id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(map_error)?;
+            if comment.as_ref() != Some(&stamp.comment)
+                || (messages, live_messages, events)
+                    != (stamp.messages, stamp.live_messages, stamp.events)
+            {
+                return Err(StoreError::RevisionConflict {
+                    current: revision - 1,
+                });
+            }
+        }
+        if let Some(comment_id) = &write.on_live_comment {
+            // Read after the document's row is locked: a cancel commits first or waits.
+            let live: Option<i32> = sqlx::query_scalar(
+                "SELECT 1 FROM comments WHERE id = $1 AND review_id = $2 AND deleted_at IS NULL",
+            )
+            .bind(comment_id)
+            .bind(review_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_error)?;
+            if live.is_none() {
+                return Err(StoreError::NotFound);
+            }
+        }
         for comment in &write.comments {
             upsert_comment(&mut tx, comment).await?;
         }

@@ -219,6 +219,43 @@ impl Store for PgStore {
     async fn ping(&self) -> StoreResult<()> {
         PgStore::ping(self).await
     }
+
+    async fn share_rate_counts(
+        &self,
+        window: docreview_core::model::Millis,
+        counts: Vec<(String, i64)>,
+    ) -> StoreResult<Option<Vec<(String, i64)>>> {
+        let mut tx = self.begin().await?;
+        // Past minutes are no longer read; a scan of a table of (keys × 2) rows.
+        sqlx::query("DELETE FROM rate_counts WHERE window_start < $1")
+            .bind(window)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_error)?;
+        let (keys, counts): (Vec<String>, Vec<i64>) = counts.into_iter().unzip();
+        let totals: Vec<(String, i64)> = sqlx::query_as(
+            "INSERT INTO rate_counts (key, window_start, count) \
+             SELECT key, $1, count FROM unnest($2::text[], $3::bigint[]) AS added(key, count) \
+             ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counts.count + excluded.count \
+             RETURNING key, count",
+        )
+        .bind(window)
+        .bind(&keys)
+        .bind(&counts)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        tx.commit().await.map_err(map_error)?;
+        Ok(Some(totals))
+    }
+
+    fn pool_usage(&self) -> docreview_core::store::PoolUsage {
+        docreview_core::store::PoolUsage {
+            open: usize::try_from(self.pool.size()).unwrap_or(usize::MAX),
+            idle: self.pool.num_idle(),
+            max: usize::try_from(self.options.max_connections).unwrap_or(usize::MAX),
+        }
+    }
 }
 
 /// `url` with any password replaced by `***`, both in the user part and in a `password=` parameter.

@@ -16,6 +16,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         2,
         include_str!("../migrations/0002_sessions_projects_search.sql"),
     ),
+    (3, include_str!("../migrations/0003_rate_counts.sql")),
 ];
 
 /// The advisory lock key serializing migrations: "docrevie" in ASCII, unlikely to meet another

@@ -160,7 +160,7 @@ async fn nodes_starting_together_migrate_once() {
             .fetch_one(stores[0].pool())
             .await
             .expect("read schema_migrations");
-    assert_eq!((count, max), (2, Some(2)));
+    assert_eq!((count, max), (3, Some(3)));
     for store in &stores {
         store.ping().await.expect("ping");
     }

@@ -196,6 +196,47 @@ impl CommentStore for SqliteStore {
                     return Err(StoreError::RunNotRunning);
                 }
             }
+            if let Some(stamp) = &write.unchanged_comment {
+                let sql = format!(
+                    "SELECT {COMMENT_COLUMNS} FROM comments WHERE review_id = ?1 AND id = ?2"
+                );
+                let comment = query_optional(conn, &sql, [&review_id, &stamp.comment.id], |row| {
+                    columns::comment(row, 0)
+                })?;
+                let (messages, live_messages) = query_optional(
+                    conn,
+                    "SELECT count(*), count(*) - count(deleted_at) FROM messages WHERE comment_id = ?1",
+                    [&stamp.comment.id],
+                    |row| Ok((row.integer(0)?, row.integer(1)?)),
+                )?
+                .unwrap_or((0, 0));
+                let events = query_optional(
+                    conn,
+                    "SELECT count(*) FROM status_events WHERE comment_id = ?1",
+                    [&stamp.comment.id],
+                    |row| row.integer(0),
+                )?
+                .unwrap_or(0);
+                if comment.as_ref() != Some(&stamp.comment)
+                    || (messages, live_messages, events)
+                        != (stamp.messages, stamp.live_messages, stamp.events)
+                {
+                    return Err(StoreError::RevisionConflict {
+                        current: revision - 1,
+                    });
+                }
+            }
+            if let Some(comment_id) = &write.on_live_comment {
+                let live = query_optional(
+                    conn,
+                    "SELECT 1 FROM comments WHERE id = ?1 AND review_id = ?2 AND deleted_at IS NULL",
+                    [comment_id, &review_id],
+                    |row| row.integer(0),
+                )?;
+                if live.is_none() {
+                    return Err(StoreError::NotFound);
+                }
+            }
             for comment in &write.comments {
                 upsert_comment(conn, comment)?;
             }

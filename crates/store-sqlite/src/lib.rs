@@ -77,4 +77,8 @@ impl Store for SqliteStore {
     async fn ping(&self) -> StoreResult<()> {
         self.lookup(|conn| conn.query_row("SELECT 1", [], |_| Ok(())).map_err(internal))
     }
+
+    fn pool_usage(&self) -> docreview_core::store::PoolUsage {
+        self.readers.usage()
+    }
 }

@@ -12,6 +12,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         2,
         include_str!("../migrations/0002_sessions_projects_search.sql"),
     ),
+    (3, include_str!("../migrations/0003_rate_counts.sql")),
 ];
 
 pub fn apply(conn: &mut Connection) -> StoreResult<()> {

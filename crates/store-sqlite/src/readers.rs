@@ -61,6 +61,22 @@ impl ReaderPool {
         }
     }
 
+    /// The read connections: those pooled reads hold now, and those waiting idle. (Point
+    /// lookups on the calling thread borrow one too, for microseconds, outside the count.)
+    pub(crate) fn usage(&self) -> docreview_core::store::PoolUsage {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len();
+        let busy = READERS.saturating_sub(self.permits.available_permits());
+        docreview_core::store::PoolUsage {
+            open: idle + busy,
+            idle,
+            max: READERS,
+        }
+    }
+
     fn take(&self) -> StoreResult<Connection> {
         let pooled = self
             .idle

@@ -103,6 +103,9 @@ fn write_loop(conn: &Connection, queue: &mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
+        #[allow(clippy::cast_precision_loss)] // at most MAX_BATCH
+        metrics::histogram!("docreview_sqlite_commit_batch_size").record(batch.len() as f64);
+        let started = std::time::Instant::now();
         if let Err(error) = conn.execute_batch("BEGIN IMMEDIATE") {
             // Dropping the jobs unrun answers each caller "unavailable"; nothing was written.
             tracing::error!(%error, writes = batch.len(), "could not begin a write transaction");
@@ -120,6 +123,8 @@ fn write_loop(conn: &Connection, queue: &mpsc::Receiver<Job>) {
                 Err(StoreError::Unavailable(Box::new(error)))
             }
         };
+        metrics::histogram!("docreview_sqlite_commit_seconds")
+            .record(started.elapsed().as_secs_f64());
         for deliver in deliveries {
             deliver(match &committed {
                 Ok(()) => Ok(()),

@@ -14,7 +14,7 @@ use crate::model::{
     Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord, ReviewHead, Role,
     RunRecord, RunStatus, StatusEventRecord,
 };
-use crate::store::CommentsWrite;
+use crate::store::{CommentStamp, CommentsWrite};
 use crate::texts::VersionText;
 use crate::view::{self, CommentView, Users, Viewer};
 
@@ -119,10 +119,14 @@ impl Service {
                 if thread.comment.author_id != actor.id() {
                     return Err(Error::forbidden("only the author can edit a comment"));
                 }
+                let (on_latest_version, unchanged_comment) =
+                    one_comment_guard(base, &head, &thread);
                 thread.comment.body = input.body.clone();
                 thread.comment.edited_at = Some(self.clock.now());
                 let write = CommentsWrite {
                     comments: vec![thread.comment.clone()],
+                    on_latest_version,
+                    unchanged_comment,
                     ..CommentsWrite::default()
                 };
                 let revision = self.commit(review_id, &head, write).await?;
@@ -178,9 +182,17 @@ impl Service {
                         "only a provisional comment can be cancelled, by its author",
                     ));
                 }
+                let (on_latest_version, unchanged_comment) =
+                    one_comment_guard(base, &head, &thread);
+                // A run's item may be cancelled only while its run runs: checked again when
+                // the write applies.
+                let in_running_run = run.as_ref().map(|run| run.id.clone());
                 thread.comment.deleted_at = Some(now);
                 let write = CommentsWrite {
                     comments: vec![thread.comment],
+                    on_latest_version,
+                    unchanged_comment,
+                    in_running_run,
                     ..CommentsWrite::default()
                 };
                 self.commit(review_id, &head, write).await
@@ -210,9 +222,13 @@ impl Service {
                         "re-anchoring another person's comment",
                     )?;
                 }
+                let (on_latest_version, unchanged_comment) =
+                    one_comment_guard(base, &head, &thread);
                 thread.comment.anchor = self.resolve_locator(&head, Some(&input.locator)).await?;
                 let write = CommentsWrite {
                     comments: vec![thread.comment.clone()],
+                    on_latest_version,
+                    unchanged_comment,
                     ..CommentsWrite::default()
                 };
                 let revision = self.commit(review_id, &head, write).await?;
@@ -261,9 +277,21 @@ impl Service {
                 thread.messages.push(message.clone());
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
+                    // As for a new comment: a reply changes no other item, so without a base
+                    // revision it needs only that the version, its comment (not cancelled
+                    // meanwhile) and its run, if any, still stand; writers who sent no base
+                    // never conflict with each other.
+                    on_latest_version: base
+                        .is_none()
+                        .then(|| head.review.latest_version_id.clone()),
+                    on_live_comment: Some(comment_id.to_string()),
+                    in_running_run: input.run_id.clone(),
                     ..CommentsWrite::default()
                 };
-                let revision = self.commit(review_id, &head, write).await?;
+                let revision = match self.commit(review_id, &head, write).await {
+                    Err(Error::NotFound(_)) => return Err(Error::NotFound("comment")),
+                    other => other?,
+                };
                 self.reply_written(actor, &thread, &message.id, revision)
                     .await
             }
@@ -383,6 +411,8 @@ impl Service {
                     ));
                     return Err(self.refusal_at(review_id, &head, refusal).await);
                 }
+                let (on_latest_version, unchanged_comment) =
+                    one_comment_guard(base, &head, &thread);
                 let event = StatusEventRecord {
                     comment_id: comment_id.to_string(),
                     seq: thread.events.iter().map(|e| e.seq).max().unwrap_or(0) + 1,
@@ -395,6 +425,8 @@ impl Service {
                 let write = CommentsWrite {
                     comments: vec![thread.comment.clone()],
                     events: vec![event.clone()],
+                    on_latest_version,
+                    unchanged_comment,
                     ..CommentsWrite::default()
                 };
                 let revision = self.commit(review_id, &head, write).await?;
@@ -613,4 +645,22 @@ fn live_message<'a>(
         .iter_mut()
         .find(|m| m.id == message_id && m.deleted_at.is_none())
         .ok_or(Error::NotFound("reply"))
+}
+
+/// The guard of a write to one existing comment: the caller's base revision when one was sent;
+/// else only that the comment and its thread are as they were read and the version is still
+/// the latest, so writers without a base conflict (and retry) only over the same comment, never
+/// because other comments of the document changed (DESIGN.md §4.4).
+fn one_comment_guard(
+    base: Option<i64>,
+    head: &ReviewHead,
+    thread: &CommentThread,
+) -> (Option<String>, Option<CommentStamp>) {
+    match base {
+        Some(_) => (None, None),
+        None => (
+            Some(head.review.latest_version_id.clone()),
+            Some(CommentStamp::of(thread)),
+        ),
+    }
 }

@@ -149,6 +149,20 @@ impl Service {
         self.clock.now()
     }
 
+    /// See `Store::share_rate_counts`.
+    pub async fn share_rate_counts(
+        &self,
+        window: crate::model::Millis,
+        counts: Vec<(String, i64)>,
+    ) -> Result<Option<Vec<(String, i64)>>> {
+        Ok(self.store.share_rate_counts(window, counts).await?)
+    }
+
+    /// The store's connection pool right now (for `/metrics`).
+    pub fn pool_usage(&self) -> crate::store::PoolUsage {
+        self.store.pool_usage()
+    }
+
     /// Loads a document and the caller's role on it; 404 when it is missing or invisible.
     async fn visible(&self, actor: &Actor, review_id: &str) -> Result<(ReviewHead, Role)> {
         let head = self
@@ -254,6 +268,9 @@ macro_rules! retrying {
                 Err($crate::error::Error::RevisionConflict { .. })
                     if $base.is_none() && tries < $crate::service::MAX_ATTEMPTS =>
                 {
+                    // Seen on /metrics: writes without a base revision that had to try again
+                    // (new comments and replies never should; see `on_latest_version`).
+                    ::metrics::counter!("docreview_comment_write_retries_total").increment(1);
                     tries += 1
                 }
                 outcome => break outcome,

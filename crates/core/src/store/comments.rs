@@ -21,6 +21,15 @@ pub struct CommentsWrite {
     /// (checked in the same transaction), else `StoreError::RunNotRunning` and nothing is
     /// written: so a run's comments need no revision guard either.
     pub in_running_run: Option<String>,
+    /// When set, that comment of the document must still exist and not be deleted when the
+    /// write applies (checked in the same transaction), else `StoreError::NotFound` and nothing
+    /// is written: so a reply needs no revision guard against a concurrent cancel.
+    pub on_live_comment: Option<String>,
+    /// When set, that comment and its thread must be as they were read (the comment's fields,
+    /// how many replies it has and how many are live, how many status events), else
+    /// `RevisionConflict` and nothing is written: so a write to one comment sent without a base
+    /// revision conflicts only with writes to that same comment, not with the whole document.
+    pub unchanged_comment: Option<CommentStamp>,
     pub at: Millis,
     /// Inserted, or their changeable fields (category, status, body, anchor, edit and delete
     /// times) updated.
@@ -31,6 +40,33 @@ pub struct CommentsWrite {
     pub events: Vec<StatusEventRecord>,
     /// Replaced whole (finishing a run changes its comments in the same step).
     pub runs: Vec<RunRecord>,
+}
+
+/// What a write to one comment was decided on (see `CommentsWrite::unchanged_comment`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommentStamp {
+    pub comment: CommentRecord,
+    pub messages: i64,
+    pub live_messages: i64,
+    pub events: i64,
+}
+
+impl CommentStamp {
+    pub fn of(thread: &CommentThread) -> CommentStamp {
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        CommentStamp {
+            comment: thread.comment.clone(),
+            messages: count(thread.messages.len()),
+            live_messages: count(
+                thread
+                    .messages
+                    .iter()
+                    .filter(|message| message.deleted_at.is_none())
+                    .count(),
+            ),
+            events: count(thread.events.len()),
+        }
+    }
 }
 
 #[async_trait::async_trait]

@@ -20,6 +20,7 @@ mod events;
 mod health;
 mod manage;
 mod mcp;
+mod operations;
 mod org;
 mod projects;
 mod reading;

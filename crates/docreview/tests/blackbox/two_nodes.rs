@@ -527,3 +527,50 @@ async fn listeners_on_both_nodes_hear_changes_made_through_either_node_in_order(
         }
     }
 }
+
+/// Write rate limits count across nodes: what a credential wrote through node A counts on
+/// node B (within a quarter second of exchange), so behind a load balancer a client gets its
+/// limit once, not once per node.
+#[tokio::test]
+async fn write_rate_limits_are_shared_between_nodes() {
+    const LIMIT: usize = 10;
+    if !support::on_postgres() {
+        eprintln!("note: the two-node tests need PostgreSQL and were skipped");
+        return;
+    }
+    let limit = LIMIT.to_string();
+    let a = Server::start_with(&[("DOCREVIEW_RATE_LIMIT_WRITES_PER_CREDENTIAL", &limit)]);
+    let b = a.start_second_node();
+    let create = |node: &Server, i: usize| {
+        let client = node.importer();
+        async move {
+            client
+                .post(
+                    "/api/reviews",
+                    &json!({ "review": { "title": format!("Doc {i}") } }),
+                )
+                .await
+        }
+    };
+    for i in 0..LIMIT - 1 {
+        create(&a, i).await.expect(201);
+    }
+    // Node B learns A's count at its next exchange: the writes it admits before then, plus
+    // A's, reach the limit well before B alone would.
+    let mut admitted_on_b = 0;
+    let refused = loop {
+        let reply = create(&b, 100 + admitted_on_b).await;
+        if reply.status == 429 {
+            break reply;
+        }
+        reply.expect(201);
+        admitted_on_b += 1;
+        assert!(
+            admitted_on_b < LIMIT,
+            "node B admitted its own full limit: the counts were not shared"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    refused.expect_error(429, "rate_limited");
+    assert!(refused.header("retry-after").is_some());
+}

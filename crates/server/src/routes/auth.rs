@@ -31,8 +31,12 @@ async fn exchange(State(state): State<AppState>, request: Request) -> Result<Res
     Ok(Json(token).into_response())
 }
 
-/// The peer's IP address, the key failed attempts are counted under.
+/// The client's IP address, the key failed attempts are counted under: the one
+/// `limits::per_address` found (behind a trusted proxy, the forwarded one), else the peer's.
 pub fn client_address(request: &Request) -> String {
+    if let Some(crate::limits::ClientAddress(address)) = request.extensions().get() {
+        return address.to_string();
+    }
     request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

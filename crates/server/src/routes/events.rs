@@ -48,12 +48,16 @@ async fn events(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let (current, receiver) = state.service.watch(&actor, &review_id).await?;
     let shutdown = state.shutdown.clone();
-    let changes = stream::unfold(receiver, move |mut receiver| {
+    // Counted on /metrics while the stream lives (it is dropped when the client goes).
+    let subscriber = crate::telemetry::Subscriber::new();
+    let changes = stream::unfold((receiver, subscriber), move |(mut receiver, subscriber)| {
         let review_id = review_id.clone();
         async move {
             loop {
                 match receiver.recv().await {
-                    Ok(event) if event.review_id == review_id => return Some((event, receiver)),
+                    Ok(event) if event.review_id == review_id => {
+                        return Some((event, (receiver, subscriber)));
+                    }
                     Ok(_) | Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => return None,
                 }

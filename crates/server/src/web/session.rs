@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use docreview_core::identity;
 
 use crate::AppState;
-use crate::middleware::{Refusal, resolve_actor};
+use crate::middleware::{Principal, Refusal, resolve_actor, with_principal};
 use crate::session as cookies;
 use crate::web::error::message_page;
 
@@ -27,8 +27,20 @@ pub async fn authenticate(
     next: Next,
 ) -> Response {
     let mut ended = false;
+    let mut principal = None;
     match resolve_actor(&state, request.method(), request.headers()).await {
         Ok(Some(actor)) => {
+            principal = Some(Principal(actor.id().to_string()));
+            if crate::limits::per_credential(&state, request.method(), &actor).is_err() {
+                return with_principal(
+                    message_page(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "Too many changes",
+                        "You made more changes in the last minute than this server allows. Wait a moment and try again.",
+                    ),
+                    principal,
+                );
+            }
             if let Some(cookie) = cookies::cookie_value(request.headers()) {
                 let token = identity::csrf_token(cookie);
                 request.extensions_mut().insert(CsrfToken(token));
@@ -49,7 +61,7 @@ pub async fn authenticate(
             );
         }
     }
-    let mut response = next.run(request).await;
+    let mut response = with_principal(next.run(request).await, principal);
     // Clear the dead cookie, unless this very response sets a new one (a sign-in).
     if ended && !response.headers().contains_key(header::SET_COOKIE) {
         response

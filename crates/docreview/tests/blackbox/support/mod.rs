@@ -17,9 +17,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-pub const AGENT_TOKEN: &str = "test-agent-shared-token";
-pub const IMPORT_TOKEN: &str = "test-import-shared-token";
-pub const MANAGE_TOKEN: &str = "test-manage-shared-token";
+pub const AGENT_TOKEN: &str = "test-agent-shared-token-0123456789abcdef";
+pub const IMPORT_TOKEN: &str = "test-import-shared-token-0123456789abcdef";
+pub const MANAGE_TOKEN: &str = "test-manage-shared-token-0123456789abcdef";
 
 /// Names the PostgreSQL server the tests create their databases on.
 pub const TEST_DATABASE_URL_VAR: &str = "DOCREVIEW_TEST_DATABASE_URL";
@@ -206,6 +206,12 @@ pub struct Server {
     pub base: String,
     storage: Arc<Storage>,
     extra_env: Vec<(String, String)>,
+    /// Extra arguments of `serve`.
+    extra_args: Vec<String>,
+    /// What the server printed on standard output before it said it listens.
+    pub startup: Vec<String>,
+    /// When set, the server's standard error (its log) is collected here instead of shown.
+    log: Option<Arc<std::sync::Mutex<String>>>,
 }
 
 impl Server {
@@ -220,6 +226,17 @@ impl Server {
 
     /// Starts on existing storage (e.g. one an `admin` command prepared).
     pub fn start_on(storage: Arc<Storage>, env: &[(&str, &str)]) -> Server {
+        Server::start_full(storage, env, &[], false)
+    }
+
+    /// Starts with extra environment variables and `serve` arguments; with `capture_log`, the
+    /// server's standard error is kept for `log()`.
+    pub fn start_full(
+        storage: Arc<Storage>,
+        env: &[(&str, &str)],
+        args: &[&str],
+        capture_log: bool,
+    ) -> Server {
         let mut server = Server {
             child: None,
             base: String::new(),
@@ -228,9 +245,20 @@ impl Server {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            extra_args: args.iter().map(std::string::ToString::to_string).collect(),
+            startup: Vec::new(),
+            log: capture_log.then(Default::default),
         };
         server.spawn();
         server
+    }
+
+    /// What the server logged so far (only with `capture_log`).
+    pub fn log(&self) -> String {
+        self.log
+            .as_ref()
+            .map(|log| log.lock().expect("log").clone())
+            .unwrap_or_default()
     }
 
     /// Another node on the same database, with the same settings and shared tokens (a new
@@ -241,6 +269,9 @@ impl Server {
             base: String::new(),
             storage: Arc::clone(&self.storage),
             extra_env: self.extra_env.clone(),
+            extra_args: self.extra_args.clone(),
+            startup: Vec::new(),
+            log: None,
         };
         node.spawn();
         node
@@ -263,13 +294,30 @@ impl Server {
         let mut child = self
             .command()
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(&self.extra_args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if self.log.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            })
             .spawn()
             .expect("spawn docreview serve");
+        if let Some(log) = &self.log {
+            let log = Arc::clone(log);
+            let stderr = child.stderr.take().expect("stderr");
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let mut log = log.lock().expect("log");
+                    log.push_str(&line);
+                    log.push('\n');
+                }
+            });
+        }
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
+        self.startup.clear();
         let base = loop {
             let line = lines
                 .next()
@@ -278,6 +326,7 @@ impl Server {
             if let Some(address) = line.strip_prefix("docreview listening on ") {
                 break address.trim().to_string();
             }
+            self.startup.push(line);
         };
         // Keep draining stdout so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
@@ -561,6 +610,11 @@ impl Reply {
 }
 
 impl Client {
+    /// The Bearer token this client sends, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
     pub fn with_token(&self, token: Option<&str>) -> Client {
         Client {
             token: token.map(str::to_string),
