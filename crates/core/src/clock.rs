@@ -41,6 +41,21 @@ pub fn rfc3339(millis: Millis) -> String {
     at.format(&format).unwrap_or_default()
 }
 
+/// A source of random bytes for ids and secrets, injected like the clock: the operating
+/// system's in production ([`OsEntropy`]); a test may give its own to get known ids.
+pub trait Entropy: Send + Sync {
+    fn fill(&self, buffer: &mut [u8]);
+}
+
+/// The operating system's random source.
+pub struct OsEntropy;
+
+impl Entropy for OsEntropy {
+    fn fill(&self, buffer: &mut [u8]) {
+        random_bytes(buffer);
+    }
+}
+
 /// Fills `buffer` from the operating system's random source.
 pub fn random_bytes(buffer: &mut [u8]) {
     // The OS source failing means the machine cannot run securely at all.

@@ -8,7 +8,7 @@
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::clock::random_bytes;
+use crate::clock::{Entropy, random_bytes};
 use crate::model::SharedKind;
 
 pub const PERSONAL_TOKEN_PREFIX: &str = "drp_";
@@ -23,9 +23,9 @@ pub fn sha256(value: &[u8]) -> [u8; 32] {
 }
 
 /// Mints a new personal token value and its hash.
-pub fn mint_personal_token() -> (Secret, [u8; 32]) {
+pub fn mint_personal_token(entropy: &dyn Entropy) -> (Secret, [u8; 32]) {
     let mut random = [0u8; 32];
-    random_bytes(&mut random);
+    entropy.fill(&mut random);
     let body = base62(&random, BODY_LEN);
     let value = format!("{PERSONAL_TOKEN_PREFIX}{body}{}", checksum(&body));
     let hash = sha256(value.as_bytes());
@@ -70,9 +70,9 @@ fn base62(bytes: &[u8], width: usize) -> String {
 }
 
 /// Mints a session cookie value (`drs_` + 43 base62 characters) and its hash.
-pub fn mint_session_value() -> (Secret, [u8; 32]) {
+pub fn mint_session_value(entropy: &dyn Entropy) -> (Secret, [u8; 32]) {
     let mut random = [0u8; 32];
-    random_bytes(&mut random);
+    entropy.fill(&mut random);
     let value = format!("drs_{}", base62(&random, BODY_LEN));
     let hash = sha256(value.as_bytes());
     (Secret::new(value), hash)
@@ -100,9 +100,9 @@ const CODE_LEN: usize = 10;
 
 /// Mints a command-line login code, `XXXXX-XXXXX` (50 random bits), and the hash of its
 /// normalized form.
-pub fn mint_login_code() -> (Secret, [u8; 32]) {
+pub fn mint_login_code(entropy: &dyn Entropy) -> (Secret, [u8; 32]) {
     let mut random = [0u8; CODE_LEN];
-    random_bytes(&mut random);
+    entropy.fill(&mut random);
     let plain: String = random
         .iter()
         .map(|byte| char::from(CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()]))
@@ -218,11 +218,12 @@ impl std::fmt::Debug for SharedTokens {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::OsEntropy;
 
     #[test]
     fn minted_tokens_are_well_formed_and_distinct() {
-        let (first, first_hash) = mint_personal_token();
-        let (second, _) = mint_personal_token();
+        let (first, first_hash) = mint_personal_token(&OsEntropy);
+        let (second, _) = mint_personal_token(&OsEntropy);
         assert!(first.expose().starts_with("drp_"));
         assert_eq!(first.expose().len(), 4 + BODY_LEN + CHECKSUM_LEN);
         assert!(is_well_formed_personal_token(first.expose()));
@@ -233,7 +234,7 @@ mod tests {
 
     #[test]
     fn a_typo_breaks_the_checksum() {
-        let (token, _) = mint_personal_token();
+        let (token, _) = mint_personal_token(&OsEntropy);
         let mut altered = token.expose().to_string();
         let last = altered.pop().unwrap_or('0');
         altered.push(if last == 'a' { 'b' } else { 'a' });
@@ -244,7 +245,7 @@ mod tests {
 
     #[test]
     fn login_codes_normalize_and_pkce_verifies() {
-        let (code, hash) = mint_login_code();
+        let (code, hash) = mint_login_code(&OsEntropy);
         assert_eq!(code.expose().len(), 11);
         assert_eq!(login_code_hash(code.expose()), hash);
         let sloppy = code.expose().to_lowercase().replace('-', " ");
@@ -264,8 +265,8 @@ mod tests {
 
     #[test]
     fn csrf_tokens_belong_to_their_session() {
-        let (first, _) = mint_session_value();
-        let (second, _) = mint_session_value();
+        let (first, _) = mint_session_value(&OsEntropy);
+        let (second, _) = mint_session_value(&OsEntropy);
         let token = csrf_token(first.expose());
         assert!(csrf_matches(first.expose(), &token));
         assert!(!csrf_matches(second.expose(), &token));

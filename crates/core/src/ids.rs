@@ -1,13 +1,13 @@
 //! Identifiers: a type prefix over a time-ordered random part, URL-safe and opaque.
 
-use crate::clock::random_bytes;
+use crate::clock::Entropy;
 use crate::model::Millis;
 
 /// Crockford's base32, lower case: sortable and free of look-alike letters.
 const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
 
-/// `prefix` + 10 characters of milliseconds + 16 random characters (80 bits).
-pub fn new_id(prefix: &str, now: Millis) -> String {
+/// `prefix` + 10 characters of milliseconds + 16 random characters (80 bits from `entropy`).
+pub fn new_id(prefix: &str, now: Millis, entropy: &dyn Entropy) -> String {
     let mut id = String::with_capacity(prefix.len() + 26);
     id.push_str(prefix);
     let time = u64::try_from(now).unwrap_or(0);
@@ -15,7 +15,7 @@ pub fn new_id(prefix: &str, now: Millis) -> String {
         id.push(char::from(ALPHABET[((time >> (shift * 5)) & 31) as usize]));
     }
     let mut random = [0u8; 10];
-    random_bytes(&mut random);
+    entropy.fill(&mut random);
     let bits = random
         .iter()
         .fold(0u128, |acc, byte| (acc << 8) | u128::from(*byte));
@@ -48,13 +48,36 @@ pub fn is_valid_project_code(code: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::OsEntropy;
+
+    /// Gives the same byte every time.
+    struct Constant(u8);
+
+    impl Entropy for Constant {
+        fn fill(&self, buffer: &mut [u8]) {
+            buffer.fill(self.0);
+        }
+    }
 
     #[test]
     fn ids_sort_by_time() {
-        let earlier = new_id("cm_", 1_000);
-        let later = new_id("cm_", 2_000);
+        let earlier = new_id("cm_", 1_000, &OsEntropy);
+        let later = new_id("cm_", 2_000, &OsEntropy);
         assert!(earlier < later);
         assert_eq!(earlier.len(), 3 + 26);
+    }
+
+    #[test]
+    fn the_random_part_comes_from_the_entropy_given() {
+        assert_eq!(
+            new_id("cm_", 0, &Constant(0)),
+            "cm_00000000000000000000000000"
+        );
+        assert_eq!(
+            new_id("cm_", 0, &Constant(0xff)),
+            "cm_0000000000zzzzzzzzzzzzzzzz"
+        );
+        assert_ne!(new_id("cm_", 0, &OsEntropy), new_id("cm_", 0, &OsEntropy));
     }
 
     #[test]

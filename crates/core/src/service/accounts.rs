@@ -11,7 +11,6 @@ use crate::access::{self, Actor, Credential, Operation};
 use crate::clock::rfc3339;
 use crate::error::{AuthFailure, Error, Result};
 use crate::identity::{self, Secret, is_well_formed_personal_token, mint_personal_token, sha256};
-use crate::ids::new_id;
 use crate::model::{
     Account, LoginCodeRecord, Membership, Millis, Provider, Scope, SessionRecord, SharedKind,
     TokenRecord, User, UserStatus,
@@ -185,9 +184,9 @@ impl Service {
                 return Err(Error::Unauthorized(AuthFailure::Unknown));
             }
         };
-        let (cookie_value, hash) = identity::mint_session_value();
+        let (cookie_value, hash) = identity::mint_session_value(&*self.entropy);
         let session = SessionRecord {
-            id: new_id("ses_", now),
+            id: self.new_id("ses_", now),
             hash,
             user_id: account.user.id,
             created_at: now,
@@ -280,7 +279,7 @@ impl Service {
         }
         let name = name.trim().to_string();
         check_length("token name", &name, 1, 100)?;
-        let (value, record) = Self::new_token(
+        let (value, record) = self.new_token(
             &actor.account,
             default_scopes(scopes),
             name,
@@ -312,7 +311,7 @@ impl Service {
         let token_name = request.token_name.trim().to_string();
         check_length("token name", &token_name, 1, 100)?;
         let now = self.clock.now();
-        let (code, hash) = identity::mint_login_code();
+        let (code, hash) = identity::mint_login_code(&*self.entropy);
         self.store
             .insert_login_code(LoginCodeRecord {
                 hash,
@@ -363,7 +362,7 @@ impl Service {
             .await?
             .filter(|account| account.status == UserStatus::Active)
             .ok_or_else(refused)?;
-        let (value, token) = Self::new_token(
+        let (value, token) = self.new_token(
             &account,
             code.scopes.clone(),
             code.token_name.clone(),
@@ -478,7 +477,7 @@ impl Service {
         let now = self.clock.now();
         let account = Account {
             user: User {
-                id: new_id("usr_", now),
+                id: self.new_id("usr_", now),
                 provider: Provider::Local,
                 display_name,
             },
@@ -528,13 +527,14 @@ impl Service {
         }
         let days = expires_in_days.unwrap_or(TOKEN_LIFETIME_DAYS);
         let name = name.unwrap_or_else(|| "personal token".to_string());
-        let (value, record) = Self::new_token(&account, scopes, name, days, self.clock.now())?;
+        let (value, record) = self.new_token(&account, scopes, name, days, self.clock.now())?;
         self.store.insert_token(record.clone()).await?;
         Ok(IssuedToken { value, record })
     }
 
     /// A new token for `account` (not yet stored) and its value.
     fn new_token(
+        &self,
         account: &Account,
         scopes: Vec<Scope>,
         name: String,
@@ -548,9 +548,9 @@ impl Service {
             )));
         }
         check_length("token name", &name, 1, 100)?;
-        let (value, hash) = mint_personal_token();
+        let (value, hash) = mint_personal_token(&*self.entropy);
         let record = TokenRecord {
-            id: new_id("tok_", now),
+            id: self.new_id("tok_", now),
             user_id: account.user.id.clone(),
             name,
             hash,

@@ -9,7 +9,6 @@ use super::{Service, check_base, check_length, retrying};
 use crate::access::{self, Actor, Operation};
 use crate::anchor::{self, Locator};
 use crate::error::{Error, Result};
-use crate::ids::new_id;
 use crate::model::{
     Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord, ReviewHead, Role,
     RunRecord, RunStatus, StatusEventRecord,
@@ -55,7 +54,7 @@ impl Service {
                     .await?;
                 let now = self.clock.now();
                 let comment = CommentRecord {
-                    id: new_id("cm_", now),
+                    id: self.new_id("cm_", now),
                     review_id: review_id.to_string(),
                     author_id: actor.id().to_string(),
                     category: input.category.unwrap_or(Category::Note),
@@ -264,7 +263,7 @@ impl Service {
                 }
                 let now = self.clock.now();
                 let message = MessageRecord {
-                    id: new_id("msg_", now),
+                    id: self.new_id("msg_", now),
                     comment_id: comment_id.to_string(),
                     review_id: review_id.to_string(),
                     author_id: actor.id().to_string(),

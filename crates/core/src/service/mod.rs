@@ -30,12 +30,12 @@ use crate::access::{self, Actor};
 use crate::cache::BoundedCache;
 use tokio::sync::broadcast;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, Entropy, OsEntropy};
 use crate::error::{Error, Result};
 use crate::events::{EventKind, ReviewEvent};
 use crate::identity::SharedTokens;
 use crate::limit::FailureLimiter;
-use crate::model::{ProjectRole, ReviewHead, Role, VersionRecord};
+use crate::model::{Millis, ProjectRole, ReviewHead, Role, VersionRecord};
 use crate::store::Store;
 use crate::texts::{TextCache, VersionText};
 
@@ -60,6 +60,7 @@ impl Default for Settings {
 pub struct Service {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
+    entropy: Arc<dyn Entropy>,
     shared: SharedTokens,
     texts: TextCache,
     renders: BoundedCache<render::Rendered>,
@@ -81,11 +82,24 @@ impl Service {
             renders,
             store,
             clock,
+            entropy: Arc::new(OsEntropy),
             shared,
             texts,
             settings,
             failed_attempts: FailureLimiter::new(accounts::MAX_FAILURES_PER_MINUTE, 60_000),
         }
+    }
+
+    /// The same service drawing its ids and secrets from `entropy` (tests; production uses
+    /// the operating system's).
+    #[must_use]
+    pub fn with_entropy(self, entropy: Arc<dyn Entropy>) -> Self {
+        Service { entropy, ..self }
+    }
+
+    /// A new id of the kind `prefix` names, made at `now`.
+    fn new_id(&self, prefix: &str, now: Millis) -> String {
+        crate::ids::new_id(prefix, now, &*self.entropy)
     }
 
     /// Live changes of one document the caller can see: its current state first, then every

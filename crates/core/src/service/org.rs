@@ -8,7 +8,6 @@ use super::accounts::{member_view, normalize_email};
 use super::{Service, check_length, page};
 use crate::access::{self, Actor, Operation};
 use crate::error::{Error, Result};
-use crate::ids::new_id;
 use crate::model::{Account, Membership, Provider, User, UserStatus};
 use crate::store::{MemberQuery, StoreError};
 
@@ -58,7 +57,7 @@ impl Service {
                 let now = self.clock.now();
                 let account = Account {
                     user: User {
-                        id: new_id("usr_", now),
+                        id: self.new_id("usr_", now),
                         provider: Provider::Local,
                         display_name,
                     },

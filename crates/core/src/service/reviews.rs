@@ -11,7 +11,7 @@ use crate::access::{self, Actor, Operation};
 use crate::anchor;
 use crate::clock::rfc3339;
 use crate::error::{Error, Result};
-use crate::ids::{is_valid_client_review_id, new_id};
+use crate::ids::is_valid_client_review_id;
 use crate::model::{
     AccessGrant, AccessMode, Membership, Millis, ProjectRole, ReviewRecord, ReviewState,
     ReviewSummaryRecord, Role, Scope, Section, SectionSpec, VersionRecord,
@@ -173,7 +173,7 @@ impl Service {
                 ));
             }
             (_, Some(id)) => id,
-            (_, None) => new_id("rv_", self.clock.now()),
+            (_, None) => self.new_id("rv_", self.clock.now()),
         };
         // Projects arrive with the project snapshot (`admin import-projects`).
         let project_code = match &doc.project {
@@ -207,7 +207,7 @@ impl Service {
         let now = self.clock.now();
         let hash = source_hash(&doc.html);
         let version = VersionRecord {
-            id: new_id("ver_", now),
+            id: self.new_id("ver_", now),
             review_id: review_id.clone(),
             label,
             created_at: now,
@@ -444,7 +444,7 @@ impl Service {
                         .unwrap_or_else(|| format!("v{}", count + 1));
                     (
                         VersionRecord {
-                            id: new_id("ver_", now),
+                            id: self.new_id("ver_", now),
                             review_id: review_id.to_string(),
                             label,
                             created_at: now,

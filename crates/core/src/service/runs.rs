@@ -9,7 +9,6 @@ use super::{Service, check_base, check_length, retrying};
 use crate::access::{self, Actor, Operation};
 use crate::anchor::{self, QuoteTrouble};
 use crate::error::{Error, Result};
-use crate::ids::new_id;
 use crate::model::{
     Anchor, Category, CommentRecord, CommentStatus, CommentThread, ReviewHead, Role, RunKind,
     RunRecord, RunStatus,
@@ -36,7 +35,7 @@ impl Service {
             .await?;
         let now = self.clock.now();
         let run = RunRecord {
-            id: new_id("run_", now),
+            id: self.new_id("run_", now),
             review_id: review_id.to_string(),
             kind: input.kind.unwrap_or(RunKind::AiReview),
             status: RunStatus::Running,
@@ -98,7 +97,7 @@ impl Service {
                         Ok((category, anchor)) => {
                             indexes.push(index);
                             comments.push(CommentRecord {
-                                id: new_id("cm_", now),
+                                id: self.new_id("cm_", now),
                                 review_id: review_id.to_string(),
                                 author_id: actor.id().to_string(),
                                 category,

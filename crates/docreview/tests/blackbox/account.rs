@@ -534,7 +534,8 @@ async fn every_401_says_why() {
         .await
         .expect(200);
     // A well-formed token (prefix, length, checksum) that this server never issued.
-    let (unknown, _) = docreview_core::identity::mint_personal_token();
+    let (unknown, _) =
+        docreview_core::identity::mint_personal_token(&docreview_core::clock::OsEntropy);
     let unknown = unknown.expose().to_string();
 
     let anonymous = server.client(None);

@@ -1,12 +1,12 @@
 //! Rules that depend on time, driven through the service with an injected clock over a real
 //! SQLite store: the 10-minute undo window, the 24-hour run timeout, the 10-minute command-line
-//! login code and the 14-day browser session.
+//! login code and the 14-day browser session; and ids and secrets drawn from injected entropy.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use docreview_core::access::{Actor, Credential};
-use docreview_core::clock::Clock;
+use docreview_core::clock::{Clock, Entropy};
 use docreview_core::identity::{Secret, SharedTokens};
 use docreview_core::model::{RunStatus, Scope};
 use docreview_core::service::{CreateReview, NewComment, NewUser, Settings, StartRun};
@@ -291,4 +291,49 @@ async fn sessions_last_fourteen_days_and_login_codes_ten_minutes() {
         world.service.authenticate_session(&cookie).await,
         Err(Error::Unauthorized(AuthFailure::Expired))
     ));
+}
+
+/// Gives zero bytes every time.
+struct ZeroEntropy;
+
+impl Entropy for ZeroEntropy {
+    fn fill(&self, buffer: &mut [u8]) {
+        buffer.fill(0);
+    }
+}
+
+#[tokio::test]
+async fn ids_and_secrets_come_from_the_injected_entropy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteStore::open(&dir.path().join("docreview.db")).expect("open store");
+    let clock = Arc::new(ManualClock(AtomicI64::new(START)));
+    let service = Service::new(
+        Arc::new(store),
+        clock,
+        SharedTokens::default(),
+        Settings::default(),
+    )
+    .with_entropy(Arc::new(ZeroEntropy));
+    let account = service
+        .create_user(NewUser {
+            email: "ada@example.com".into(),
+            display_name: "Ada".into(),
+            admin: false,
+            external: false,
+            password_hash: None,
+        })
+        .await
+        .expect("user");
+    assert!(
+        account.user.id.ends_with(&"0".repeat(16)),
+        "{}",
+        account.user.id
+    );
+    let issued = service
+        .issue_token("ada@example.com", Vec::new(), None, None)
+        .await
+        .expect("token");
+    let (expected, _) = docreview_core::identity::mint_personal_token(&ZeroEntropy);
+    assert_eq!(issued.value.expose(), expected.expose());
+    assert!(issued.record.id.ends_with(&"0".repeat(16)));
 }
