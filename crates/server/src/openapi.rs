@@ -357,6 +357,83 @@ mod tests {
         );
     }
 
+    /// `docs/api.md` explains every operation of the contract: each method and path appears
+    /// there in backticks, whole (`GET /api/me`) or by its end (`PATCH …/title`).
+    #[test]
+    fn docs_api_md_names_every_operation() {
+        let docs = include_str!("../../../docs/api.md");
+        let mentioned = mentioned_operations(docs);
+        let document: serde_json::Value = serde_json::from_str(&DOCUMENT).expect("JSON");
+        let mut missing = Vec::new();
+        for (path, item) in document["paths"].as_object().expect("paths") {
+            let path = without_parameter_names(path);
+            for method in item.as_object().expect("item").keys() {
+                let method = method.to_uppercase();
+                let named = mentioned.iter().any(|(methods, mention)| {
+                    methods.contains(&method)
+                        && match mention.strip_prefix('…') {
+                            Some(end) => path.ends_with(end),
+                            None => *mention == path,
+                        }
+                });
+                if !named {
+                    missing.push(format!("{method} {path}"));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "docs/api.md does not name {missing:?}");
+    }
+
+    /// `(methods, path)` for each backticked `METHOD path` (or `PUT`/`DELETE path`), with
+    /// parameter names dropped (`{}`) and any query cut off.
+    fn mentioned_operations(docs: &str) -> Vec<(Vec<String>, String)> {
+        const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+        let spans: Vec<&str> = docs.split('`').collect();
+        let mut found = Vec::new();
+        let mut pending: Vec<String> = Vec::new();
+        // Inside backticks are the odd pieces; a bare method followed by `/` joins the next.
+        for index in (1..spans.len()).step_by(2) {
+            let span = spans[index].trim();
+            if METHODS.contains(&span) {
+                pending.push(span.to_string());
+                if spans.get(index + 1) != Some(&"/") {
+                    pending.clear();
+                }
+                continue;
+            }
+            let mut words = span.split_whitespace();
+            let (Some(method), Some(path)) = (words.next(), words.next()) else {
+                pending.clear();
+                continue;
+            };
+            if METHODS.contains(&method) {
+                let path = path.split('?').next().unwrap_or(path);
+                pending.push(method.to_string());
+                found.push((std::mem::take(&mut pending), without_parameter_names(path)));
+            }
+            pending.clear();
+        }
+        found
+    }
+
+    /// `/api/reviews/{review_id}` and `/api/reviews/{id}` both as `/api/reviews/{}`.
+    fn without_parameter_names(path: &str) -> String {
+        let mut out = String::with_capacity(path.len());
+        let mut inside = false;
+        for c in path.chars() {
+            match c {
+                '{' => {
+                    inside = true;
+                    out.push_str("{}");
+                }
+                '}' => inside = false,
+                _ if !inside => out.push(c),
+                _ => {}
+            }
+        }
+        out
+    }
+
     #[test]
     fn every_operation_has_a_unique_id_and_a_success_answer() {
         let document: serde_json::Value = serde_json::from_str(&DOCUMENT).expect("JSON");
