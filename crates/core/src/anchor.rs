@@ -68,8 +68,8 @@ pub fn quote_trouble(locator: &Locator, text: &VersionText) -> Option<QuoteTroub
 
 fn candidate(text: &IndexedText, start: usize, end: usize) -> QuoteCandidate {
     QuoteCandidate {
-        quote: quote_at(text, start, end),
-        position: Position { start, end },
+        quote: quote_at(text, start, end).into(),
+        position: Position { start, end }.into(),
     }
 }
 
@@ -99,7 +99,7 @@ pub fn resolve(
                 return Err(Error::invalid("locator.quote.exact must not be empty"));
             }
             let hint = position.as_ref().map(|p| p.start);
-            match docreview_text::find_exact(&text.text, &to_text_quote(quote), hint) {
+            match docreview_text::find_exact(&text.text, &to_text_quote(&quote.into()), hint) {
                 Some(found) => Some((found.start, found.end)),
                 // A quote copied from the rendered page has line breaks where blocks meet (the
                 // text has none) or other white space: found without comparing white space, and
@@ -210,6 +210,7 @@ fn to_text_quote(quote: &Quote) -> TextQuote {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use docreview_api::wire;
 
     fn text(html: &str) -> VersionText {
         VersionText::from_html(html)
@@ -219,7 +220,7 @@ mod tests {
     fn quote_resolves_with_context_and_section() {
         let v1 = text("<h1 id=intro>Intro</h1><p>The cat sat on the mat.</p>");
         let locator = Locator {
-            quote: Some(Quote {
+            quote: Some(wire::Quote {
                 exact: "cat sat".into(),
                 prefix: String::new(),
                 suffix: String::new(),
@@ -227,7 +228,7 @@ mod tests {
             ..Locator::default()
         };
         let anchor = resolve(&locator, "ver_1", &v1, None).expect("resolves");
-        let position = anchor.position.clone().expect("position");
+        let position = anchor.position.expect("position");
         assert_eq!(v1.text.slice(position.start, position.end), "cat sat");
         assert_eq!(anchor.section_id.as_deref(), Some("intro"));
         assert_eq!(
@@ -240,7 +241,7 @@ mod tests {
     fn unknown_quote_and_bad_positions_are_rejected() {
         let v1 = text("<p>hello</p>");
         let missing = Locator {
-            quote: Some(Quote {
+            quote: Some(wire::Quote {
                 exact: "absent".into(),
                 prefix: String::new(),
                 suffix: String::new(),
@@ -252,7 +253,7 @@ mod tests {
             Err(Error::InvalidRequest(_))
         ));
         let past_end = Locator {
-            position: Some(Position { start: 2, end: 99 }),
+            position: Some(wire::Position { start: 2, end: 99 }),
             ..Locator::default()
         };
         assert!(matches!(
@@ -273,7 +274,7 @@ mod tests {
     fn anchors_follow_moved_text_and_orphan_deleted_text() {
         let v1 = text("<p>alpha beta gamma</p><p>delta epsilon</p>");
         let locator = Locator {
-            quote: Some(Quote {
+            quote: Some(wire::Quote {
                 exact: "delta epsilon".into(),
                 prefix: String::new(),
                 suffix: String::new(),

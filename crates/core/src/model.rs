@@ -1,7 +1,89 @@
 //! The records docreview keeps, as the core and the stores share them.
 
-pub use docreview_api::wire::{Anchor, Position, Quote, Section, SectionSpec, User};
+use docreview_api::wire;
+pub use docreview_api::wire::{Section, SectionSpec, User};
 pub use docreview_api::words::*;
+use serde::{Deserialize, Serialize};
+
+/// Where a comment sits in a version, as stored (a JSON column in both stores). The API's
+/// `Anchor` is made from it when a comment is shown (`view`), so the two can change apart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Anchor {
+    pub version_id: String,
+    pub section_id: Option<String>,
+    pub quote: Option<Quote>,
+    pub position: Option<Position>,
+    pub state: AnchorState,
+}
+
+/// The passage an anchor quotes, with the text around it (32 code points each side).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quote {
+    pub exact: String,
+    #[serde(default)]
+    pub prefix: String,
+    #[serde(default)]
+    pub suffix: String,
+}
+
+/// A range of code points in a version's text, end exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    pub start: usize,
+    pub end: usize,
+}
+
+// Between the stored forms and the API's (the only place the two meet).
+impl From<&Anchor> for wire::Anchor {
+    fn from(anchor: &Anchor) -> Self {
+        wire::Anchor {
+            version_id: anchor.version_id.clone(),
+            section_id: anchor.section_id.clone(),
+            quote: anchor.quote.clone().map(Into::into),
+            position: anchor.position.map(Into::into),
+            state: anchor.state,
+        }
+    }
+}
+
+impl From<Quote> for wire::Quote {
+    fn from(quote: Quote) -> Self {
+        wire::Quote {
+            exact: quote.exact,
+            prefix: quote.prefix,
+            suffix: quote.suffix,
+        }
+    }
+}
+
+impl From<&wire::Quote> for Quote {
+    fn from(quote: &wire::Quote) -> Self {
+        Quote {
+            exact: quote.exact.clone(),
+            prefix: quote.prefix.clone(),
+            suffix: quote.suffix.clone(),
+        }
+    }
+}
+
+impl From<Position> for wire::Position {
+    fn from(position: Position) -> Self {
+        wire::Position {
+            start: position.start,
+            end: position.end,
+        }
+    }
+}
+
+impl From<&wire::Position> for Position {
+    fn from(position: &wire::Position) -> Self {
+        Position {
+            start: position.start,
+            end: position.end,
+        }
+    }
+}
 
 /// UNIX time in milliseconds.
 pub type Millis = i64;

@@ -181,7 +181,7 @@ fn thread_view(
         category: comment.category,
         status: comment.status,
         body: comment.body.clone(),
-        anchor: comment.anchor.clone(),
+        anchor: (&comment.anchor).into(),
         thread: thread_views,
         status_events: events
             .into_iter()

@@ -4,11 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use docreview_client::api::Quote;
 use docreview_core::Service;
 use docreview_core::access::{Actor, Credential};
 use docreview_core::anchor::Locator;
 use docreview_core::identity::Secret;
-use docreview_core::model::{Category, CommentStatus, Quote, RunStatus, Scope, SharedKind};
+use docreview_core::model::{Category, CommentStatus, RunStatus, Scope, SharedKind};
 use docreview_core::service::{
     CreateReview, FinishRun, NewComment, NewReply, NewUser, ProjectSnapshot, RolesChange, StartRun,
     StatusChange, VersionMode, VersionUpload, service_account,

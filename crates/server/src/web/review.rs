@@ -270,7 +270,7 @@ pub async fn build_panel(
         }
         let mut comment = comment.clone();
         if let Some(anchor) = anchors.remove(&comment.id) {
-            comment.anchor = anchor;
+            comment.anchor = (&anchor).into();
         }
         let section = comment
             .anchor
