@@ -105,6 +105,16 @@ impl GrantRole {
     }
 }
 
+impl Category {
+    /// The category a word names, or a message that lists the words there are.
+    pub fn from_word(word: &str) -> Result<Self, String> {
+        Self::parse(word).ok_or_else(|| {
+            let words: Vec<&str> = Self::ALL.iter().map(|c| c.as_str()).collect();
+            format!("unknown category `{word}`; use one of {}", words.join(", "))
+        })
+    }
+}
+
 impl SharedKind {
     /// The fixed user id of the service principal behind a shared token.
     pub fn user_id(self) -> &'static str {

@@ -730,10 +730,7 @@ pub fn new_comment(
 ) -> Result<NewComment, String> {
     let category = match category {
         None => Category::Note,
-        Some(word) => Category::parse(word).ok_or_else(|| {
-            let words: Vec<_> = Category::ALL.iter().map(|c| c.as_str()).collect();
-            format!("unknown category `{word}`; use one of {}", words.join(", "))
-        })?,
+        Some(word) => Category::from_word(word)?,
     };
     Ok(NewComment {
         body,

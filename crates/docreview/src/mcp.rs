@@ -5,6 +5,8 @@
 //! run's comments, then complete it. Answers are trimmed JSON of at most about 25,000
 //! characters, with a `nextCursor` to continue; errors say what to do instead.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use docreview_client::api::{
     BatchComment, CommentSearchQuery, CommentStatus, CommentView, DocSearchQuery, FinishRun,
     ListQuery, MAX_BATCH_COMMENTS, NewReply, NewRunComments, ReviewView, RunStatus, StartRun,
@@ -28,6 +30,9 @@ const TEXT_PAGE: usize = 10_000;
 #[derive(Clone)]
 pub struct DocreviewMcp {
     client: Client,
+    /// The text of the version read last, by version id (versions never change): paging
+    /// through a document fetches and parses it once, not once a page.
+    last_text: Arc<Mutex<Option<(String, Arc<[char]>)>>>,
     #[allow(dead_code)] // read by the `tool_handler` macro
     tool_router: ToolRouter<Self>,
 }
@@ -155,6 +160,7 @@ impl DocreviewMcp {
     pub fn new(client: Client) -> Self {
         DocreviewMcp {
             client,
+            last_text: Arc::default(),
             tool_router: Self::tool_router(),
         }
     }
@@ -407,10 +413,7 @@ impl DocreviewMcp {
     async fn text(&self, review_id: &str, args: &ReadArgs) -> Result<Value, String> {
         let context = self.client.dom_context(review_id, None).await;
         let context = context.map_err(|error| way_out(&error))?;
-        let html = self.client.bundle(review_id, &context.version_id).await;
-        let html = html.map_err(|error| way_out(&error))?;
-        // The same extraction the server anchors with, so positions agree with anchors.
-        let text: Vec<char> = docreview_text::extract(&html).text.chars().collect();
+        let text = self.version_text(review_id, &context.version_id).await?;
         let (from, to) = match &args.section_id {
             None => (0, text.len()),
             Some(id) => match context.sections.iter().find(|s| &s.id == id) {
@@ -434,6 +437,31 @@ impl DocreviewMcp {
             "text": text[start..end].iter().collect::<String>(),
             "nextOffset": (end < to).then(|| end - from),
         }))
+    }
+
+    /// A version's text as anchors count it (code points), from the one-entry cache or the
+    /// server.
+    async fn version_text(&self, review_id: &str, version_id: &str) -> Result<Arc<[char]>, String> {
+        let cached = self
+            .last_text
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some((id, text)) = cached
+            && id == version_id
+        {
+            return Ok(text);
+        }
+        let html = self.client.bundle(review_id, version_id).await;
+        let html = html.map_err(|error| way_out(&error))?;
+        // The same extraction the server anchors with, so positions agree with anchors.
+        let text: Arc<[char]> = docreview_text::extract(&html).text.chars().collect();
+        *self
+            .last_text
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) =
+            Some((version_id.to_string(), Arc::clone(&text)));
+        Ok(text)
     }
 
     /// Writes comments in a run, 200 per request, and reports per item what became of it.

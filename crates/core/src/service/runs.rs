@@ -93,7 +93,7 @@ impl Service {
                 let mut comments = Vec::new();
                 let mut failed = Vec::new();
                 for (index, item) in input.comments.iter().enumerate() {
-                    match batch_item(item, &head, &text) {
+                    match batch_item(index, item, &head, &text) {
                         Ok((category, anchor)) => {
                             indexes.push(index);
                             comments.push(CommentRecord {
@@ -111,12 +111,7 @@ impl Service {
                                 deleted_at: None,
                             });
                         }
-                        Err(trouble) => failed.push(BatchFailure {
-                            index,
-                            error: trouble.error,
-                            message: trouble.message,
-                            candidates: trouble.candidates,
-                        }),
+                        Err(failure) => failed.push(failure),
                     }
                 }
                 if input.atomic && !failed.is_empty() {
@@ -281,13 +276,21 @@ impl Service {
     }
 }
 
-/// Checks one item of a batch and anchors it on the latest version, or says why it cannot be.
+/// Checks item `index` of a batch and anchors it on the latest version, or says why not.
 fn batch_item(
+    index: usize,
     item: &BatchComment,
     head: &ReviewHead,
     text: &VersionText,
-) -> std::result::Result<(Category, Anchor), QuoteTrouble> {
-    let invalid = |message: String| QuoteTrouble {
+) -> std::result::Result<(Category, Anchor), BatchFailure> {
+    let failure = |trouble: QuoteTrouble| BatchFailure {
+        index,
+        error: trouble.error,
+        message: trouble.message,
+        candidates: trouble.candidates,
+    };
+    let invalid = |message: String| BatchFailure {
+        index,
         error: BatchItemError::InvalidRequest,
         message,
         candidates: Vec::new(),
@@ -295,13 +298,7 @@ fn batch_item(
     check_length("body", &item.body, 1, MAX_BODY).map_err(|e| invalid(e.to_string()))?;
     let category = match item.category.as_deref() {
         None => Category::Note,
-        Some(word) => Category::parse(word).ok_or_else(|| {
-            let known: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
-            invalid(format!(
-                "category `{word}` is not one of {}",
-                known.join(", ")
-            ))
-        })?,
+        Some(word) => Category::from_word(word).map_err(invalid)?,
     };
     let locator = item.locator.clone().unwrap_or_default();
     let latest = &head.review.latest_version_id;
@@ -313,7 +310,7 @@ fn batch_item(
         )));
     }
     if let Some(trouble) = anchor::quote_trouble(&locator, text) {
-        return Err(trouble);
+        return Err(failure(trouble));
     }
     let anchor = anchor::resolve(&locator, latest, text, head.review.structure.as_deref())
         .map_err(|e| invalid(e.to_string()))?;

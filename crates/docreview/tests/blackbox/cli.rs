@@ -400,6 +400,21 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
     ];
     assert_eq!(text_of(&cmd(&tags)), "beta");
     assert_eq!(text_of(&cmd(&["reviews", "tags", &id])), "beta");
+    let cleared = ["reviews", "tags", &id, "--set", "", "--jq", "length"];
+    assert_eq!(text_of(&cmd(&cleared)), "0");
+    let set = [
+        "reviews",
+        "tags",
+        &id,
+        "--set",
+        "beta,gamma",
+        "--jq",
+        "join(\",\")",
+    ];
+    assert_eq!(text_of(&cmd(&set)), "beta,gamma");
+    // Without a browser (no terminal here), `open` prints the review screen's address.
+    let opened = text_of(&cmd(&["reviews", "open", &id]));
+    assert_eq!(opened, format!("{}/reviews/{id}", server.base));
     let versions = ".source.versions | length";
     let added = [
         "reviews",

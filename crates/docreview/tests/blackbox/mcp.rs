@@ -175,6 +175,14 @@ async fn an_agent_reviews_a_document_in_one_run() {
         !found["results"].as_array().expect("results").is_empty(),
         "{found}"
     );
+    let (refused, failed) = call(
+        &client,
+        "reviews_read",
+        json!({ "method": "search", "q": "Note", "status": "pending" }),
+    )
+    .await;
+    assert!(failed, "an unknown status is refused: {refused}");
+    assert!(refused.to_string().contains("open or closed"), "{refused}");
 
     // An error names the way out instead of failing the session.
     let (missing, failed) = call(

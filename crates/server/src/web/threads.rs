@@ -231,10 +231,7 @@ impl CommentForm {
 
     fn new_comment(&self, base: Option<i64>) -> Result<NewComment, Error> {
         let category = match self.category.as_deref().filter(|c| !c.is_empty()) {
-            Some(word) => Some(
-                Category::parse(word)
-                    .ok_or_else(|| Error::invalid(format!("unknown category `{word}`")))?,
-            ),
+            Some(word) => Some(Category::from_word(word).map_err(Error::invalid)?),
             None => None,
         };
         Ok(NewComment {
