@@ -27,12 +27,15 @@ const PAGE: usize = 50;
 /// Characters per page of `reviews_read` `text` unless the caller asks for fewer.
 const TEXT_PAGE: usize = 10_000;
 
+/// A version's id and its text in code points.
+type VersionText = (String, Arc<[char]>);
+
 #[derive(Clone)]
 pub struct DocreviewMcp {
     client: Client,
     /// The text of the version read last, by version id (versions never change): paging
     /// through a document fetches and parses it once, not once a page.
-    last_text: Arc<Mutex<Option<(String, Arc<[char]>)>>>,
+    last_text: Arc<Mutex<Option<VersionText>>>,
     #[allow(dead_code)] // read by the `tool_handler` macro
     tool_router: ToolRouter<Self>,
 }
