@@ -71,6 +71,10 @@ impl From<Error> for Failure {
             Some(403) if error.code() == Some("insufficient_scope") => {
                 "\nSign in again with the scope it names: `docreview auth login --scopes …`."
             }
+            Some(400) if error.to_string().contains("locator.quote") => {
+                "\nCopy the passage exactly as `docreview reviews show` prints it, add --prefix or \
+                 --suffix when it occurs more than once, or comment on a --section instead."
+            }
             None => {
                 "\nCheck the server's address (`docreview auth status`) and that it is running."
             }

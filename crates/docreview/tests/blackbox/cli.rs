@@ -470,6 +470,20 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
     ];
     let moved = [&moved[..], &["--jq", ".comment.anchor.sectionId"]].concat();
     assert_eq!(text_of(&cmd(&moved)), "details");
+    let lost = cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--quote",
+        "no such words",
+        "--body",
+        "Hi",
+    ]);
+    assert_eq!(lost.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&lost.stderr).contains("reviews show"),
+        "says what to do"
+    );
     let cancelled = cmd(&["comments", "cancel", &id, &comment, "--json"]);
     assert!(json_of(&cancelled)["commentsRevision"].is_i64());
     assert_eq!(
