@@ -2,64 +2,71 @@
 
 use crate::support;
 
-use serde_json::json;
+use docreview_client::api::{
+    AnchorState, CommentStatus, NewReply, Role, StatusChange, VersionMode,
+};
+use docreview_client::{HtmlFile, VersionUpload};
 
-use crate::support::{SAMPLE_HTML, Server, html_part};
+use crate::support::{SAMPLE_HTML, Server};
 
 #[tokio::test]
 async fn create_comment_reply_resolve_and_version() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let review = ada.create_review("Sample", SAMPLE_HTML).await;
-    let id = review["reviewId"].as_str().expect("id");
-    assert_eq!(review["commentsRevision"], 0);
-    assert_eq!(review["role"], "owner");
+    let review = ada.upload("Sample", SAMPLE_HTML).await;
+    let id = review.review_id.as_str();
+    assert_eq!(review.comments_revision, 0);
+    assert_eq!(review.role, Role::Owner);
 
-    let written = ada.comment_on(id, "quick brown fox", "Which fox?").await;
-    assert_eq!(written["commentsRevision"], 1);
-    let comment_id = written["comment"]["id"].as_str().expect("comment id");
-    assert_eq!(written["comment"]["anchor"]["state"], "exact");
-    assert_eq!(written["comment"]["anchor"]["sectionId"], "intro");
+    let written = ada.note_on(id, "quick brown fox", "Which fox?").await;
+    assert_eq!(written.comments_revision, 1);
+    let comment_id = written.comment.id.as_str();
+    assert_eq!(written.comment.anchor.state, AnchorState::Exact);
+    assert_eq!(written.comment.anchor.section_id.as_deref(), Some("intro"));
 
-    let reply = ada
-        .post(
-            &format!("/api/reviews/{id}/comments/{comment_id}/thread"),
-            &json!({ "body": "The brown one." }),
-        )
-        .await;
-    assert_eq!(reply.expect(201)["commentsRevision"], 2);
+    let reply = NewReply {
+        body: "The brown one.".into(),
+        run_id: None,
+        base_comments_revision: None,
+    };
+    let replied = ada
+        .api()
+        .reply(id, comment_id, &reply)
+        .await
+        .expect("reply");
+    assert_eq!(replied.comments_revision, 2);
 
+    let close = StatusChange {
+        status: CommentStatus::Closed,
+        base_comments_revision: Some(2),
+    };
     let resolved = ada
-        .post(
-            &format!("/api/reviews/{id}/comments/{comment_id}/status-events"),
-            &json!({ "status": "closed", "baseCommentsRevision": 2 }),
-        )
-        .await;
-    let resolved = resolved.expect(201);
-    assert_eq!(resolved["event"]["seq"], 1);
-    assert_eq!(resolved["comment"]["status"], "closed");
+        .api()
+        .set_status(id, comment_id, &close)
+        .await
+        .expect("resolve");
+    assert_eq!(resolved.event.seq, 1);
+    assert_eq!(resolved.comment.status, CommentStatus::Closed);
 
-    let form = reqwest::multipart::Form::new()
-        .part(
-            "file",
-            html_part(
-                SAMPLE_HTML.replace("lazy dog", "sleepy cat").as_bytes(),
-                "v2.html",
-            ),
-        )
-        .text("label", "second");
+    let file = HtmlFile {
+        name: "v2.html".into(),
+        bytes: SAMPLE_HTML.replace("lazy dog", "sleepy cat").into_bytes(),
+    };
+    let upload = VersionUpload {
+        mode: VersionMode::AddVersion,
+        label: Some("second".into()),
+        base_version_id: None,
+    };
     let updated = ada
-        .multipart(&format!("/api/reviews/{id}/import-html"), form)
-        .await;
-    let updated = &updated.expect(201)["review"];
-    assert_eq!(
-        updated["source"]["versions"].as_array().map(Vec::len),
-        Some(2)
-    );
-    assert_eq!(updated["source"]["versions"][1]["label"], "second");
-    assert_eq!(updated["comments"][0]["anchor"]["state"], "exact");
+        .api()
+        .import_version(id, &file, &upload)
+        .await
+        .expect("new version");
+    assert_eq!(updated.source.versions.len(), 2);
+    assert_eq!(updated.source.versions[1].label, "second");
+    assert_eq!(updated.comments[0].anchor.state, AnchorState::Exact);
     // Adding a version re-anchors every comment: one more comment change.
-    assert_eq!(updated["commentsRevision"], 4);
+    assert_eq!(updated.comments_revision, 4);
 }
 
 /// `serve --demo` keeps its throwaway database in a temporary directory and removes it when

@@ -1,5 +1,11 @@
 //! Test support: a real `docreview serve` process on a random port with a fresh database,
-//! and a small HTTP client that returns status, headers and JSON.
+//! and the clients that talk to it.
+//!
+//! Tests make their well-formed requests through the typed client (`Client::api`, the
+//! `docreview-client` crate users get), so every test also proves the client and the wire types
+//! it decodes. The raw HTTP helpers (`get`, `post`, `raw`, …), which return status, headers and
+//! JSON, are for what the typed client cannot or must not send: malformed bodies, unusual
+//! headers, sign-in cookies, and answers whose headers or exact bytes are the point of the test.
 //!
 //! The backend follows `DOCREVIEW_TEST_DATABASE_URL`. Unset, every server gets a fresh SQLite
 //! database in a temporary data directory. Set to a PostgreSQL URL whose user may create
@@ -15,6 +21,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use docreview_client::api::{
+    CommentWritten, CreateReview, Locator, NewComment, Quote, ReviewInput, ReviewView, SourceInput,
+};
 use serde_json::Value;
 
 pub const AGENT_TOKEN: &str = "test-agent-shared-token-0123456789abcdef";
@@ -470,6 +479,7 @@ impl Server {
             .to_string();
         Client {
             http: reqwest::Client::new(),
+            api: typed_client(&self.base, None),
             base: self.base.clone(),
             token: None,
             cookie: Some(cookie),
@@ -520,6 +530,7 @@ impl Server {
     pub fn client(&self, token: Option<&str>) -> Client {
         Client {
             http: reqwest::Client::new(),
+            api: typed_client(&self.base, token),
             base: self.base.clone(),
             token: token.map(str::to_string),
             cookie: None,
@@ -549,6 +560,8 @@ impl Drop for Server {
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
+    /// The typed client with the same credential (a bearer token, or none).
+    api: docreview_client::Client,
     pub base: String,
     pub token: Option<String>,
     /// `docreview_session=…`, for a signed-in browser.
@@ -617,9 +630,46 @@ impl Client {
 
     pub fn with_token(&self, token: Option<&str>) -> Client {
         Client {
+            api: typed_client(&self.base, token),
             token: token.map(str::to_string),
             ..self.clone()
         }
+    }
+
+    /// The typed client acting with this client's token (a signed-in browser's cookie is not
+    /// sent: sessions are the web app's, and the raw helpers test them).
+    pub fn api(&self) -> &docreview_client::Client {
+        &self.api
+    }
+
+    /// Uploads `html` as a new document through the typed client; returns the Review.
+    pub async fn upload(&self, title: &str, html: &str) -> ReviewView {
+        let input = CreateReview {
+            review: ReviewInput {
+                title: Some(title.to_string()),
+                source: Some(SourceInput {
+                    html: Some(html.to_string()),
+                    label: None,
+                }),
+                ..ReviewInput::default()
+            },
+            project: None,
+        };
+        self.api.create_review(&input).await.expect("create review")
+    }
+
+    /// Adds a comment (a note) quoting `exact` through the typed client.
+    pub async fn note_on(&self, review_id: &str, exact: &str, body: &str) -> CommentWritten {
+        let input = NewComment {
+            body: body.to_string(),
+            category: None,
+            locator: Some(quote(exact)),
+            base_comments_revision: None,
+        };
+        self.api
+            .add_comment(review_id, &input)
+            .await
+            .expect("add comment")
     }
 
     /// The same session without its `Origin` header (as a cross-site script or a tool would).
@@ -729,6 +779,41 @@ impl Client {
             .await;
         reply.expect(201).clone()
     }
+}
+
+fn typed_client(base: &str, token: Option<&str>) -> docreview_client::Client {
+    docreview_client::Client::new(base, token.map(Into::into)).expect("typed client")
+}
+
+/// The locator of the passage `exact` (no context, no position).
+pub fn quote(exact: &str) -> Locator {
+    Locator {
+        quote: Some(Quote {
+            exact: exact.to_string(),
+            prefix: String::new(),
+            suffix: String::new(),
+        }),
+        ..Locator::default()
+    }
+}
+
+/// Asserts that a typed call was refused with `status` and the error code `code`, and returns
+/// the refusal. The conflicts come back as their own variants (`RevisionConflict`,
+/// `StaleVersion`), whose codes `Error::code` gives.
+#[track_caller]
+pub fn refused<T: std::fmt::Debug>(
+    result: docreview_client::Result<T>,
+    status: u16,
+    code: &str,
+) -> docreview_client::Error {
+    let error = result.expect_err("the call should have been refused");
+    assert_eq!(
+        error.status(),
+        Some(status),
+        "unexpected refusal: {error:?}"
+    );
+    assert_eq!(error.code(), Some(code), "unexpected refusal: {error:?}");
+    error
 }
 
 /// A file part for multipart uploads.
