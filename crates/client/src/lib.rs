@@ -13,10 +13,10 @@
 //! (`GET`, `PUT`, `DELETE`) are retried on 429 and 503, after `Retry-After` when the server sends
 //! it. The token never appears in this crate's `Debug` output or errors.
 //!
-//! It speaks plain HTTP only, for now: a server behind HTTPS is reached through a local tunnel
-//! or proxy.
+//! It speaks HTTP and HTTPS; HTTPS trusts what the operating system trusts (see [`tls`]).
 
 mod events;
+pub mod tls;
 
 use std::time::Duration;
 
@@ -58,10 +58,7 @@ pub enum Error {
     #[error("unexpected answer from the server: {0}")]
     Decode(String),
     /// The base URL is not usable.
-    #[error(
-        "cannot use `{0}`: give the server's http:// address (this client does not speak HTTPS yet; \
-         reach an HTTPS server through a local tunnel or proxy)"
-    )]
+    #[error("cannot use `{0}`: give the server's https:// or http:// address")]
     BaseUrl(String),
 }
 
@@ -87,7 +84,19 @@ impl Error {
 
     fn transport(error: reqwest::Error) -> Self {
         // `without_url`: the URL names no secret, but keep errors to what the caller needs.
-        Error::Transport(error.without_url().to_string())
+        // The causes say what went wrong ("connection refused", "invalid peer certificate:
+        // UnknownIssuer"); reqwest's own message alone is "error sending request".
+        let error = error.without_url();
+        let mut message = error.to_string();
+        let mut cause = std::error::Error::source(&error);
+        while let Some(inner) = cause {
+            let text = inner.to_string();
+            if !message.contains(&text) {
+                message = format!("{message}: {text}");
+            }
+            cause = inner.source();
+        }
+        Error::Transport(message)
     }
 }
 
@@ -145,11 +154,13 @@ impl Client {
     /// A client of the server at `base` (e.g. `http://127.0.0.1:8080`).
     pub fn new(base: &str, token: Option<Secret>) -> Result<Self> {
         let base = base.trim_end_matches('/').to_string();
-        if !base.starts_with("http://") {
+        if !(base.starts_with("https://") || base.starts_with("http://")) {
             return Err(Error::BaseUrl(base));
         }
+        let tls = tls::client_config().map_err(|error| Error::Transport(error.to_string()))?;
         let http = reqwest::Client::builder()
             .user_agent(concat!("docreview-client/", env!("CARGO_PKG_VERSION")))
+            .tls_backend_preconfigured(tls)
             .build()
             .map_err(Error::transport)?;
         Ok(Client { http, base, token })

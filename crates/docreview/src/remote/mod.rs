@@ -75,6 +75,11 @@ impl From<Error> for Failure {
                 "\nCopy the passage exactly as `docreview reviews show` prints it, add --prefix or \
                  --suffix when it occurs more than once, or comment on a --section instead."
             }
+            None if error.to_string().contains("certificate") => {
+                "\nThe server's certificate is not trusted here. If it comes from an internal \
+                 certificate authority, add that authority to the system's certificates or name \
+                 its PEM file in SSL_CERT_FILE."
+            }
             None => {
                 "\nCheck the server's address (`docreview auth status`) and that it is running."
             }

@@ -589,3 +589,95 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
     text_of(&cmd(&["reviews", "delete", &id, "--yes"]));
     assert_eq!(cmd(&["reviews", "show", &id]).status.code(), Some(6));
 }
+
+/// An HTTPS front for `server` on a random loopback port, with the certificate of
+/// `fixtures/tls/server.pem` (for `localhost` and 127.0.0.1, issued by `fixtures/tls/ca.pem`):
+/// it ends TLS and passes the bytes on, as a TLS-terminating proxy would.
+async fn https_front(server: &Server) -> String {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blackbox/fixtures/tls");
+    let chain = CertificateDer::pem_file_iter(fixtures.join("server.pem"))
+        .expect("server.pem")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("certificates");
+    let key = PrivateKeyDer::from_pem_file(fixtures.join("server.key")).expect("server.key");
+    let config = rustls::ServerConfig::builder_with_provider(
+        rustls::crypto::ring::default_provider().into(),
+    )
+    .with_safe_default_protocol_versions()
+    .expect("protocol versions")
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .expect("server certificate");
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let backend = server.base.trim_start_matches("http://").to_string();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            let backend = backend.clone();
+            tokio::spawn(async move {
+                // A refused handshake (the client distrusts the certificate) just ends here.
+                let Ok(mut tls) = acceptor.accept(socket).await else {
+                    return;
+                };
+                let mut plain = tokio::net::TcpStream::connect(&backend)
+                    .await
+                    .expect("backend");
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+            });
+        }
+    });
+    format!("https://localhost:{port}")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_client_speaks_https_and_trusts_only_what_the_system_trusts() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "docs,comments");
+    let base = https_front(&server).await;
+    let config = tempfile::tempdir().expect("config dir");
+    let ca = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blackbox/fixtures/tls/ca.pem");
+
+    let signed_in = |trust: Option<&Path>| {
+        let mut command = cli(config.path());
+        command
+            .env("DOCREVIEW_URL", &base)
+            .env("DOCREVIEW_TOKEN", &token)
+            .env_remove("SSL_CERT_DIR")
+            .args(["auth", "status", "--json"]);
+        match trust {
+            Some(file) => command.env("SSL_CERT_FILE", file),
+            None => command.env_remove("SSL_CERT_FILE"),
+        };
+        command.output().expect("run the CLI")
+    };
+
+    // Trusting the CA that issued the front's certificate (as an operator with an internal CA
+    // would, through the system store or `SSL_CERT_FILE`), the whole exchange runs over TLS.
+    let status = json_of(&signed_in(Some(&ca)));
+    assert_eq!(status["user"]["email"], "ada@example.com", "{status}");
+    assert_eq!(status["baseUrl"], base.as_str());
+
+    // The system store alone does not know that CA: the handshake is refused, and the CLI says
+    // so instead of sending the token anywhere.
+    let refused = signed_in(None);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("could not reach the server"), "{stderr}");
+    assert!(
+        stderr.contains("UnknownIssuer"),
+        "the cause is named: {stderr}"
+    );
+    assert!(stderr.contains("SSL_CERT_FILE"), "and what to do: {stderr}");
+    assert!(
+        !stderr.contains(&token),
+        "the token stays out of errors: {stderr}"
+    );
+}

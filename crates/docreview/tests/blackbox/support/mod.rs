@@ -246,6 +246,9 @@ impl Server {
         args: &[&str],
         capture_log: bool,
     ) -> Server {
+        // The typed client's reqwest feature reaches the harness's own reqwest clients (and
+        // thirtyfour's): they need rustls' default provider (see `docreview_client::tls`).
+        docreview_client::tls::install_default_provider();
         let mut server = Server {
             child: None,
             base: String::new(),

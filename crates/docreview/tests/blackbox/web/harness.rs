@@ -136,6 +136,7 @@ impl Browser {
             .expect("arg");
         caps.add_arg(&format!("--user-data-dir={}", profile.path().display()))
             .expect("arg");
+        docreview_client::tls::install_default_provider();
         let driver = WebDriver::new(driver_url.as_str(), caps)
             .await
             .expect("a browser session");
