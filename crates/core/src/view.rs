@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-pub use docreview_api::views::{
+use docreview_api::views::{
     AccessView, CommentView, EventView, MessageView, ProjectLinkView, ReviewView, RunView,
     SourceView, VersionView,
 };

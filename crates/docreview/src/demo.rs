@@ -1,6 +1,9 @@
 //! `serve --demo`: a fresh database with an organization, documents, versions, comments and a
 //! finished agent run, so a newcomer can drive the API with curl within a minute.
 
+use docreview_api::{
+    CreateReview, FinishRun, NewComment, NewReply, RolesChange, StartRun, StatusChange,
+};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -11,8 +14,7 @@ use docreview_core::anchor::Locator;
 use docreview_core::identity::Secret;
 use docreview_core::model::{Category, CommentStatus, RunStatus, Scope, SharedKind};
 use docreview_core::service::{
-    CreateReview, FinishRun, NewComment, NewReply, NewUser, ProjectSnapshot, RolesChange, StartRun,
-    StatusChange, VersionMode, VersionUpload, service_account,
+    NewUser, ProjectSnapshot, VersionMode, VersionUpload, service_account,
 };
 
 pub struct Seeded {

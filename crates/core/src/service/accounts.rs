@@ -3,8 +3,10 @@
 //! Use cases whose arguments hold credentials (tokens, cookies, passwords, login codes) are
 //! instrumented with `skip_all`: their spans name the use case and record none of them.
 
-use docreview_api::requests::*;
-use docreview_api::views::*;
+use docreview_api::requests::{CodeExchange, PageQuery};
+use docreview_api::views::{
+    CurrentTokenView, ExchangedToken, MeView, MemberView, TokenList, TokenView,
+};
 
 use super::{Service, check_length, page};
 use crate::access::{self, Actor, Credential, Operation};

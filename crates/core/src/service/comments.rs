@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use docreview_api::requests::*;
-use docreview_api::views::*;
+use docreview_api::requests::{NewComment, NewReply, Reanchor, StatusChange, TextEdit};
+use docreview_api::views::{CommentView, CommentWritten, ReplyWritten, StatusWritten};
 
 use super::{Service, check_base, check_length, retrying};
 use crate::access::{self, Actor, Operation};
@@ -15,7 +15,7 @@ use crate::model::{
 };
 use crate::store::{CommentStamp, CommentsWrite};
 use crate::texts::VersionText;
-use crate::view::{self, CommentView, Users, Viewer};
+use crate::view::{self, Users, Viewer};
 
 pub(super) const MAX_BODY: usize = 20_000;
 

@@ -1,7 +1,7 @@
 //! Managing a document: title, tags and archive flag, sharing, ownership, deletion.
 
-use docreview_api::requests::*;
-use docreview_api::views::*;
+use docreview_api::requests::{MetaChange, OwnerChange, SharingChange, TitleChange};
+use docreview_api::views::{AllowedUserEntry, ReviewView, SharingView};
 
 use super::reviews::normalize_tags;
 use super::{Service, accounts::normalize_email, check_length};
@@ -9,7 +9,6 @@ use crate::access::{self, Actor, Operation};
 use crate::error::{Error, Result};
 use crate::model::{AccessGrant, AccessMode, GrantRole, Provider, Role, UserStatus};
 use crate::store::{ReviewUpdate, StoreError};
-use crate::view::ReviewView;
 
 /// A document may be shared with at most this many people by email.
 const MAX_ALLOWED_USERS: usize = 500;

@@ -15,13 +15,6 @@ mod versions;
 use std::sync::Arc;
 
 pub use accounts::{CliLoginRequest, IssuedToken, NewUser, SignedIn, service_account};
-pub use docreview_api::requests::*;
-pub use docreview_api::views::{
-    AdminList, AllowedUserEntry, CommentResult, CommentResults, CommentWritten, CurrentTokenView,
-    DocResult, DocResults, DomContext, ExchangedToken, MeView, MemberList, MemberView, ProjectList,
-    ProjectRoleView, ProjectRoles, ProjectView, ReplyWritten, ReviewList, ReviewSummaryView,
-    SharingView, StatusWritten, TokenList, TokenView,
-};
 pub use projects::{ProjectSnapshot, SnapshotProject, SnapshotStatus};
 pub use reviews::{HtmlUpload, VersionMode, VersionUpload};
 pub use versions::{TextChange, TextChangeKind, VersionCounts};

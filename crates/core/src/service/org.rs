@@ -1,8 +1,8 @@
 //! The organization: members (registering external ones, suspending, removing) and
 //! administrators. Only org admins may call these; writes need the `org` scope.
 
-use docreview_api::requests::*;
-use docreview_api::views::*;
+use docreview_api::requests::{MemberChange, MemberRef, MemberStatus, NewMember, PageQuery};
+use docreview_api::views::{AdminList, MemberList, MemberView};
 
 use super::accounts::{member_view, normalize_email};
 use super::{Service, check_length, page};

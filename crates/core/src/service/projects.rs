@@ -1,8 +1,8 @@
 //! Projects (cases of the upstream register): the snapshot import, listing, roles, and linking
 //! documents to them (DESIGN.md §4.5).
 
-use docreview_api::requests::*;
-use docreview_api::views::*;
+use docreview_api::requests::{PageQuery, RolesChange};
+use docreview_api::views::{ProjectList, ProjectRoleView, ProjectRoles, ProjectView, ReviewView};
 use serde::Deserialize;
 
 use super::accounts::{member_view, normalize_email};
@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::ids::is_valid_project_code;
 use crate::model::{Account, Membership, ProjectRecord, ProjectRole, Provider, Role, UserStatus};
 use crate::store::{ProjectImport, ProjectQuery, StoreError};
-use crate::view::{ReviewView, project_status};
+use crate::view::project_status;
 
 /// A snapshot holds at most this many projects.
 const MAX_SNAPSHOT_PROJECTS: usize = 100_000;

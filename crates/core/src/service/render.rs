@@ -9,6 +9,7 @@
 //! `provisional` flags of their own items; bodies are cached per role, and per author while the
 //! window is open, and served without copying.
 
+use docreview_api::views::{ProjectLinkView, ReviewView};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -18,7 +19,7 @@ use super::Service;
 use crate::access::{self, Actor, Operation};
 use crate::error::{Error, Result};
 use crate::model::{Millis, ReviewRecord, ReviewState, Role};
-use crate::view::{self, ProjectLinkView, ReviewView, UNDO_WINDOW_MS, Viewer};
+use crate::view::{self, UNDO_WINDOW_MS, Viewer};
 
 /// How much rendered JSON (plus the records behind it) a node keeps.
 pub const RENDER_CACHE_BYTES: usize = 32 * 1024 * 1024;

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use docreview_api::requests::*;
-use docreview_api::views::*;
+use docreview_api::requests::{CreateReview, ListQuery};
+use docreview_api::views::{DomContext, ReviewList, ReviewSummaryView, ReviewView};
 
 use super::manage::grants_of;
 use super::{Service, check_length, page, parse_html};
@@ -18,7 +18,7 @@ use crate::model::{
 };
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite};
 use crate::texts::source_hash;
-use crate::view::{self, ReviewView, Viewer};
+use crate::view::{self, Viewer};
 
 const MAX_TAGS: usize = 32;
 /// Ids that would be shadowed by a route under `/api/reviews/`.

@@ -1,8 +1,12 @@
 //! Agent runs: their comments stay provisional until the run completes, and vanish if it fails.
 
 use docreview_api::BatchItemError;
-use docreview_api::requests::*;
-use docreview_api::views::*;
+use docreview_api::requests::{
+    BatchComment, FinishRun, MAX_BATCH_COMMENTS, NewComment, NewRunComments, StartRun,
+};
+use docreview_api::views::{
+    BatchFailure, BatchWritten, CommentWritten, RunCommentsWritten, RunView,
+};
 
 use super::comments::MAX_BODY;
 use super::{Service, check_base, check_length, retrying};
@@ -15,7 +19,7 @@ use crate::model::{
 };
 use crate::store::CommentsWrite;
 use crate::texts::VersionText;
-use crate::view::{self, RunView, Users, Viewer};
+use crate::view::{self, Users, Viewer};
 
 /// A run left running this long is failed by the sweeper.
 pub const RUN_TIMEOUT_MS: i64 = 24 * 60 * 60 * 1000;

@@ -4,8 +4,8 @@
 //! (`deploy` finds `deployment`), `"quoted words"` match that phrase exactly, and every part must
 //! match. Snippets come back as HTML: the text is escaped and matches are wrapped in `<mark>`.
 
-use docreview_api::requests::*;
-use docreview_api::views::*;
+use docreview_api::requests::{CommentSearchQuery, DocSearchQuery};
+use docreview_api::views::{CommentResult, CommentResults, DocResult, DocResults};
 
 use super::reviews::review_summary;
 use super::{Service, page};

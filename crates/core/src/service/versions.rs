@@ -6,8 +6,6 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use super::Service;
 use crate::access::{self, Actor, Operation};
 use crate::anchor;
@@ -15,8 +13,7 @@ use crate::error::{Error, Result};
 use crate::model::{Anchor, AnchorState, CommentRecord, ReviewHead, VersionRecord};
 
 /// How a version holds the document's live comments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionCounts {
     pub version_id: String,
     pub exact: usize,

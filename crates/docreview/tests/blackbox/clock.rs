@@ -5,11 +5,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use docreview_api::{CreateReview, NewComment, StartRun};
 use docreview_core::access::{Actor, Credential};
 use docreview_core::clock::{Clock, Entropy};
 use docreview_core::identity::{Secret, SharedTokens};
 use docreview_core::model::{RunStatus, Scope};
-use docreview_core::service::{CreateReview, NewComment, NewUser, Settings, StartRun};
+use docreview_core::service::{NewUser, Settings};
 use docreview_core::{AuthFailure, Service};
 use docreview_store_sqlite::SqliteStore;
 
@@ -230,8 +231,9 @@ fn pkce() -> (String, String) {
 
 #[tokio::test]
 async fn sessions_last_fourteen_days_and_login_codes_ten_minutes() {
+    use docreview_api::CodeExchange;
     use docreview_core::Error;
-    use docreview_core::service::{CliLoginRequest, CodeExchange};
+    use docreview_core::service::CliLoginRequest;
 
     let world = World::new().await;
     let signed_in = world

@@ -9,9 +9,9 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
+use docreview_api::{MeView, PageQuery, TokenView};
 use docreview_core::Error;
 use docreview_core::model::Scope;
-use docreview_core::service::{MeView, PageQuery, TokenView};
 use serde::Deserialize;
 
 use crate::AppState;

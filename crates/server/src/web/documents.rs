@@ -10,11 +10,11 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use docreview_core::Error;
-use docreview_core::service::{
+use docreview_api::{
     CommentResult, CommentSearchQuery, DocResult, DocSearchQuery, ListQuery, PageQuery,
     ProjectView, ReviewSummaryView,
 };
+use docreview_core::Error;
 use serde::{Deserialize, Serialize};
 
 use crate::AppState;

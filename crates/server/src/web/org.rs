@@ -10,12 +10,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use docreview_core::Error;
-use docreview_core::model::ProjectRole;
-use docreview_core::service::{
+use docreview_api::{
     MemberChange, MemberRef, MemberStatus, MemberView, NewMember, PageQuery, ProjectView,
     RoleGrant, RolesChange,
 };
+use docreview_core::Error;
+use docreview_core::model::ProjectRole;
 use serde::Deserialize;
 
 use crate::AppState;

@@ -6,6 +6,7 @@
 //! ([`Policy::DocumentView`]): the page can reach its DOM to draw highlights; its scripts never
 //! run, also when the URL is opened directly.
 
+use docreview_api::{CommentView, ReviewView, RunView, VersionView};
 use std::collections::HashMap;
 
 use askama::Template;
@@ -17,7 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use docreview_core::model::{AnchorState, CommentStatus, RunStatus, Section};
 use docreview_core::service::{TextChange, TextChangeKind, VersionCounts};
-use docreview_core::view::{CommentView, ReviewView, RunView, VersionView};
 use serde::Deserialize;
 
 use crate::AppState;

@@ -15,12 +15,10 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
-use docreview_api::{Position, Quote};
+use docreview_api::{CommentView, NewComment, NewReply, Position, Quote, StatusChange, TextEdit};
 use docreview_core::Error;
 use docreview_core::anchor::Locator;
 use docreview_core::model::{Category, CommentStatus};
-use docreview_core::service::{NewComment, NewReply, StatusChange, TextEdit};
-use docreview_core::view::CommentView;
 use serde::Deserialize;
 
 use crate::AppState;
