@@ -3,14 +3,21 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use docreview_client::api::events::ReviewEvent;
+use docreview_client::api::{
+    AccessInput, AccessMode, CreateReview, ReviewInput, StartRun, VersionMode,
+};
+use docreview_client::{EventStream, HtmlFile, VersionUpload};
 
-use crate::support::{Client, SAMPLE_HTML, Server, html_part};
+use crate::support::{self, Client, SAMPLE_HTML, Server};
 
-/// An open event stream, read event by event.
+/// An open event stream, read event by event twice over: raw (the frames' `event:` names and
+/// the content type are the point) and through the typed client's stream, which must read the
+/// same events.
 struct Events {
     response: reqwest::Response,
     buffer: String,
+    typed: EventStream,
 }
 
 impl Events {
@@ -26,16 +33,23 @@ impl Events {
             .get("content-type")
             .and_then(|v| v.to_str().ok());
         assert_eq!(content_type, Some("text/event-stream"));
+        let typed = client
+            .api()
+            .events(review_id)
+            .await
+            .expect("open the typed event stream");
         Events {
             response,
             buffer: String::new(),
+            typed,
         }
     }
 
-    /// The next event as `(name, data)`, skipping keep-alive comments; fails after 5 s.
-    async fn next(&mut self) -> (String, Value) {
+    /// The next event as `(name, event)`, skipping keep-alive comments; fails after 5 s. The
+    /// typed stream's next event is the same, with its `kind` the frame's name.
+    async fn next(&mut self) -> (String, ReviewEvent) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        loop {
+        let (name, data) = loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
                 let mut name = String::new();
@@ -48,10 +62,9 @@ impl Events {
                     }
                 }
                 if !name.is_empty() {
-                    return (
-                        name,
-                        serde_json::from_str(&data).expect("event data is JSON"),
-                    );
+                    let data: serde_json::Value =
+                        serde_json::from_str(&data).expect("event data is JSON");
+                    break (name, data);
                 }
                 continue;
             }
@@ -62,7 +75,19 @@ impl Events {
                 .expect("the stream stays open");
             self.buffer
                 .push_str(std::str::from_utf8(&chunk).expect("UTF-8 events"));
-        }
+        };
+        let typed = tokio::time::timeout_at(deadline, self.typed.next())
+            .await
+            .expect("a typed event within 5 s")
+            .expect("the typed stream stays open")
+            .expect("a typed event");
+        assert_eq!(typed.kind.as_str(), name, "{data}");
+        assert_eq!(
+            serde_json::to_value(&typed).expect("event as JSON"),
+            data,
+            "the typed event reads every field"
+        );
+        (name, typed)
     }
 }
 
@@ -71,53 +96,52 @@ async fn a_listener_hears_the_current_state_then_each_change() {
     let server = Server::start();
     let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
     let reader = server.user("reader@example.com", "Reader", &[], "comments");
-    let id = owner.create_review("Live", SAMPLE_HTML).await["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    let other = owner.create_review("Other", SAMPLE_HTML).await["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = owner.upload("Live", SAMPLE_HTML).await.review_id;
+    let other = owner.upload("Other", SAMPLE_HTML).await.review_id;
     let mut events = Events::open(&reader, &id).await;
 
     let (name, first) = events.next().await;
     assert_eq!(name, "review");
-    assert_eq!(first["reviewId"], id.as_str());
-    assert_eq!(first["commentsRevision"], 0);
+    assert_eq!(first.review_id, id);
+    assert_eq!(first.comments_revision, 0);
 
     // A change to another document is not this listener's business.
-    owner
-        .comment_on(&other, "quick brown fox", "elsewhere")
-        .await;
-    owner.comment_on(&id, "quick brown fox", "here").await;
+    owner.note_on(&other, "quick brown fox", "elsewhere").await;
+    owner.note_on(&id, "quick brown fox", "here").await;
     let (name, change) = events.next().await;
     assert_eq!(name, "comments");
-    assert_eq!(change["reviewId"], id.as_str());
-    assert_eq!(change["commentsRevision"], 1);
+    assert_eq!(change.review_id, id);
+    assert_eq!(change.comments_revision, 1);
 
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        html_part(b"<h1>New</h1><p>The quick brown fox.</p>", "v2.html"),
-    );
+    let file = HtmlFile {
+        name: "v2.html".into(),
+        bytes: b"<h1>New</h1><p>The quick brown fox.</p>".to_vec(),
+    };
+    let upload = VersionUpload {
+        mode: VersionMode::AddVersion,
+        label: None,
+        base_version_id: None,
+    };
     let added = owner
-        .multipart(&format!("/api/reviews/{id}/import-html"), form)
-        .await;
-    let latest = added.expect(201)["review"]["latestVersionId"].clone();
+        .api()
+        .import_version(&id, &file, &upload)
+        .await
+        .expect("a new version");
     let (name, change) = events.next().await;
     assert_eq!(name, "version");
-    assert_eq!(change["latestVersionId"], latest);
-    assert_eq!(change["commentsRevision"], 2);
-    assert_eq!(change["structureRevision"], 2);
+    assert_eq!(change.latest_version_id, added.latest_version_id);
+    assert_eq!(change.comments_revision, 2);
+    assert_eq!(change.structure_revision, 2);
 
     server
         .agent()
-        .post(&format!("/api/reviews/{id}/ai-review-runs"), &json!({}))
+        .api()
+        .start_run(&id, &StartRun::default())
         .await
-        .expect(201);
+        .expect("a run");
     let (name, change) = events.next().await;
     assert_eq!(name, "review");
-    assert_eq!(change["commentsRevision"], 2);
+    assert_eq!(change.comments_revision, 2);
 }
 
 #[tokio::test]
@@ -125,30 +149,28 @@ async fn events_follow_the_read_rules() {
     let server = Server::start();
     let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
     let outsider = server.user("outsider@example.com", "Outsider", &[], "comments");
-    let created = owner
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Secret", "access": { "mode": "restricted" } } }),
-        )
-        .await;
-    let id = created.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    let path = format!("/api/reviews/{id}/events");
-    outsider.get(&path).await.expect_error(404, "not_found");
-    server
-        .client(None)
-        .get(&path)
+    let input = CreateReview {
+        review: ReviewInput {
+            title: Some("Secret".into()),
+            access: Some(AccessInput {
+                mode: Some(AccessMode::Restricted),
+                allowed_users: None,
+            }),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    let id = owner
+        .api()
+        .create_review(&input)
         .await
-        .expect_error(401, "unauthorized");
-    server
-        .manager()
-        .get(&path)
-        .await
-        .expect_error(403, "forbidden");
-    owner
-        .get("/api/reviews/rv_missing/events")
-        .await
-        .expect_error(404, "not_found");
+        .expect("create")
+        .review_id;
+    // The stream is not `Debug`; only the refusal matters here.
+    let open =
+        async |client: &Client, review_id: &str| client.api().events(review_id).await.map(drop);
+    support::refused(open(&outsider, &id).await, 404, "not_found");
+    support::refused(open(&server.client(None), &id).await, 401, "unauthorized");
+    support::refused(open(&server.manager(), &id).await, 403, "forbidden");
+    support::refused(open(&owner, "rv_missing").await, 404, "not_found");
 }

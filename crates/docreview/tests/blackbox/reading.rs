@@ -1,9 +1,14 @@
 //! Reading a review after every kind of change: each node caches renderings, and a read must
 //! still show every caller their own role and the state after the last acknowledged write.
 
-use serde_json::json;
+use docreview_client::api::{
+    AccessInput, AccessMode, AllowedUserEntry, CommentStatus, CreateReview, FinishRun, GrantRole,
+    NewComment, ReviewInput, Role, RunStatus, SharingChange, SourceInput, StartRun, StatusChange,
+    VersionMode,
+};
+use docreview_client::{HtmlFile, VersionUpload};
 
-use crate::support::{SAMPLE_HTML, Server, html_part};
+use crate::support::{Client, SAMPLE_HTML, Server};
 
 #[tokio::test]
 async fn each_caller_sees_their_own_role_on_the_same_document() {
@@ -12,34 +17,48 @@ async fn each_caller_sees_their_own_role_on_the_same_document() {
     let editor = server.user("editor@example.com", "Editor", &[], "comments");
     let viewer = server.user("viewer@example.com", "Viewer", &[], "comments");
     let admin = server.user("admin@example.com", "Admin", &["--admin"], "comments");
-    let created = owner
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Roles", "source": { "html": SAMPLE_HTML },
-                     "access": { "mode": "link", "allowedUsers": [{ "email": "editor@example.com", "role": "editor" }] } } }),
-        )
-        .await;
-    let id = created.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let input = CreateReview {
+        review: ReviewInput {
+            title: Some("Roles".into()),
+            source: Some(SourceInput {
+                html: Some(SAMPLE_HTML.into()),
+                label: None,
+            }),
+            access: Some(AccessInput {
+                mode: Some(AccessMode::Link),
+                allowed_users: Some(vec![AllowedUserEntry {
+                    email: "editor@example.com".into(),
+                    role: GrantRole::Editor,
+                }]),
+            }),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    let id = owner
+        .api()
+        .create_review(&input)
+        .await
+        .expect("create")
+        .review_id;
     let path = format!("/api/reviews/{id}");
     // Read twice each, interleaved, so later reads come from a cached rendering.
     for _ in 0..2 {
         for (client, role) in [
-            (&owner, "owner"),
-            (&editor, "editor"),
-            (&viewer, "viewer"),
-            (&admin, "owner"),
+            (&owner, Role::Owner),
+            (&editor, Role::Editor),
+            (&viewer, Role::Viewer),
+            (&admin, Role::Owner),
         ] {
+            let read = client.api().review(&id, false).await.expect("read");
+            assert_eq!(read.role, role);
+            // Raw as well: the content type is the point.
             let reply = client.get(&path).await;
-            assert_eq!(reply.expect(200)["review"]["role"], role);
+            assert_eq!(reply.expect(200)["review"]["role"], role.as_str());
             assert_eq!(reply.header("content-type"), Some("application/json"));
         }
-        assert_eq!(
-            server.agent().get(&path).await.expect(200)["review"]["role"],
-            "editor"
-        );
+        let read = server.agent().api().review(&id, false).await.expect("read");
+        assert_eq!(read.role, Role::Editor);
     }
 }
 
@@ -48,74 +67,80 @@ async fn every_kind_of_change_shows_on_the_next_read() {
     let server = Server::start();
     let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
     let reader = server.user("reader@example.com", "Reader", &[], "comments");
-    let id = owner.create_review("Changes", SAMPLE_HTML).await["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    let path = format!("/api/reviews/{id}");
-    let read = async || reader.get(&path).await.expect(200)["review"].clone();
-    assert_eq!(read().await["comments"], json!([]));
+    let agent = server.agent();
+    let id = owner.upload("Changes", SAMPLE_HTML).await.review_id;
+    let read = async || reader.api().review(&id, false).await.expect("read");
+    assert!(read().await.comments.is_empty());
 
-    let comment = owner.comment_on(&id, "quick brown fox", "First").await;
-    let comment_id = comment["comment"]["id"].as_str().expect("id").to_string();
+    let comment = owner.note_on(&id, "quick brown fox", "First").await;
+    let comment_id = comment.comment.id;
     let seen = read().await;
-    assert_eq!(seen["commentsRevision"], 1);
-    assert_eq!(seen["comments"][0]["body"], "First");
+    assert_eq!(seen.comments_revision, 1);
+    assert_eq!(seen.comments[0].body, "First");
 
-    let run = server
-        .agent()
-        .post(&format!("{path}/ai-review-runs"), &json!({}))
-        .await;
-    let run_id = run.expect(201)["run"]["id"]
-        .as_str()
-        .expect("run")
-        .to_string();
-    assert_eq!(read().await["aiReviewRuns"][0]["status"], "running");
-
-    let run_comment = server
-        .agent()
-        .post(
-            &format!("{path}/ai-review-runs/{run_id}/comments"),
-            &json!({ "body": "Draft" }),
-        )
-        .await;
-    run_comment.expect(201);
-    let seen = read().await;
-    assert_eq!(seen["comments"][1]["provisional"], true);
-
-    server
-        .agent()
-        .patch(
-            &format!("{path}/ai-review-runs/{run_id}"),
-            &json!({ "status": "completed" }),
-        )
+    let run = agent
+        .api()
+        .start_run(&id, &StartRun::default())
         .await
-        .expect(200);
-    let seen = read().await;
-    assert_eq!(seen["aiReviewRuns"][0]["status"], "completed");
-    assert_eq!(seen["comments"][1]["provisional"], false);
+        .expect("start a run");
+    assert_eq!(read().await.ai_review_runs[0].status, RunStatus::Running);
 
+    let draft = NewComment {
+        body: "Draft".into(),
+        category: None,
+        locator: None,
+        base_comments_revision: None,
+    };
+    agent
+        .api()
+        .add_run_comment(&id, &run.id, &draft)
+        .await
+        .expect("run comment");
+    let seen = read().await;
+    assert!(seen.comments[1].provisional);
+
+    let finish = FinishRun {
+        status: RunStatus::Completed,
+        summary: None,
+        base_comments_revision: None,
+    };
+    agent
+        .api()
+        .finish_run(&id, &run.id, &finish)
+        .await
+        .expect("finish the run");
+    let seen = read().await;
+    assert_eq!(seen.ai_review_runs[0].status, RunStatus::Completed);
+    assert!(!seen.comments[1].provisional);
+
+    let close = StatusChange {
+        status: CommentStatus::Closed,
+        base_comments_revision: None,
+    };
     owner
-        .post(
-            &format!("{path}/comments/{comment_id}/status-events"),
-            &json!({ "status": "closed" }),
-        )
+        .api()
+        .set_status(&id, &comment_id, &close)
         .await
-        .expect(201);
-    assert_eq!(read().await["comments"][0]["status"], "closed");
+        .expect("resolve");
+    assert_eq!(read().await.comments[0].status, CommentStatus::Closed);
 
-    let form = reqwest::multipart::Form::new()
-        .part("file", html_part(b"<p>The quick brown fox.</p>", "v2.html"));
+    let file = HtmlFile {
+        name: "v2.html".into(),
+        bytes: b"<p>The quick brown fox.</p>".to_vec(),
+    };
+    let upload = VersionUpload {
+        mode: VersionMode::AddVersion,
+        label: None,
+        base_version_id: None,
+    };
     owner
-        .multipart(&format!("{path}/import-html"), form)
+        .api()
+        .import_version(&id, &file, &upload)
         .await
-        .expect(201);
+        .expect("a new version");
     let seen = read().await;
-    assert_eq!(seen["source"]["versions"].as_array().map(Vec::len), Some(2));
-    assert_eq!(
-        seen["comments"][0]["anchor"]["versionId"],
-        seen["latestVersionId"]
-    );
+    assert_eq!(seen.source.versions.len(), 2);
+    assert_eq!(seen.comments[0].anchor.version_id, seen.latest_version_id);
 }
 
 #[tokio::test]
@@ -123,25 +148,16 @@ async fn an_author_sees_their_own_fresh_comment_as_provisional_after_others_read
     let server = Server::start();
     let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
     let reader = server.user("reader@example.com", "Reader", &[], "comments");
-    let id = owner.create_review("Undo", SAMPLE_HTML).await["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    owner.comment_on(&id, "lazy dog", "Mine").await;
-    let path = format!("/api/reviews/{id}");
+    let id = owner.upload("Undo", SAMPLE_HTML).await.review_id;
+    owner.note_on(&id, "lazy dog", "Mine").await;
+    let provisional = async |client: &Client| {
+        let read = client.api().review(&id, false).await.expect("read");
+        read.comments[0].provisional
+    };
     // The reader's read caches the rendering; the author's must still mark the comment.
-    assert_eq!(
-        reader.get(&path).await.expect(200)["review"]["comments"][0]["provisional"],
-        false
-    );
-    assert_eq!(
-        owner.get(&path).await.expect(200)["review"]["comments"][0]["provisional"],
-        true
-    );
-    assert_eq!(
-        reader.get(&path).await.expect(200)["review"]["comments"][0]["provisional"],
-        false
-    );
+    assert!(!provisional(&reader).await);
+    assert!(provisional(&owner).await);
+    assert!(!provisional(&reader).await);
 }
 
 #[tokio::test]
@@ -149,10 +165,7 @@ async fn an_unchanged_review_answers_304_to_its_etag_and_a_change_gives_a_new_ta
     let server = Server::start();
     let owner = server.user("owner@example.com", "Owner", &[], "docs,access,comments");
     let viewer = server.user("viewer@example.com", "Viewer", &[], "comments");
-    let id = owner.create_review("Tags", SAMPLE_HTML).await["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = owner.upload("Tags", SAMPLE_HTML).await.review_id;
     let path = format!("/api/reviews/{id}");
     let first = owner.get(&path).await;
     first.expect(200);
@@ -175,7 +188,7 @@ async fn an_unchanged_review_answers_304_to_its_etag_and_a_change_gives_a_new_ta
     // Another role sees other bytes, so another tag; a change gives a new tag to everyone.
     let seen_by_viewer = viewer.get(&path).await;
     assert_ne!(seen_by_viewer.header("etag"), Some(etag.as_str()));
-    owner.comment_on(&id, "quick brown fox", "A change").await;
+    owner.note_on(&id, "quick brown fox", "A change").await;
     let changed = conditional(etag.clone()).await;
     assert_eq!(changed.status, 200);
     assert_ne!(changed.header("etag"), Some(etag.as_str()));
@@ -186,10 +199,15 @@ async fn an_unchanged_review_answers_304_to_its_etag_and_a_change_gives_a_new_ta
 
     // A tag opens nothing: a caller who cannot see the document gets 404 whatever they send.
     let stranger = server.client(Some(&server.issue_token("viewer@example.com", "comments")));
+    let restrict = SharingChange {
+        mode: Some(AccessMode::Restricted),
+        allowed_users: None,
+    };
     owner
-        .patch(&format!("{path}/access"), &json!({ "mode": "restricted" }))
+        .api()
+        .change_sharing(&id, &restrict)
         .await
-        .expect(200);
+        .expect("restrict");
     let hidden = stranger
         .send(stranger.raw("GET", &path).header("if-none-match", etag))
         .await;

@@ -2,80 +2,102 @@
 //! supplied structure) and `GET /api/reviews/{id}/versions/{versionId}/bundle` (exact bytes,
 //! sandboxing headers, 404s).
 
-use serde_json::{Value, json};
+use docreview_client::api::{
+    AccessInput, AccessMode, CreateReview, DomContext, ReviewInput, ReviewView, SectionSpec,
+    SourceInput, StructureInput, VersionMode,
+};
+use docreview_client::{DocumentUpload, HtmlFile, VersionUpload};
+use serde_json::json;
 
-use crate::support::{Client, SAMPLE_HTML, Server, html_part};
+use crate::support::{Client, SAMPLE_HTML, Server, refused};
 
-/// Creates a document from `html`; returns the Review.
-async fn create(client: &Client, html: &str, mode: &str) -> Value {
-    let reply = client
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Doc", "access": { "mode": mode },
-                                 "source": { "html": html } } }),
-        )
-        .await;
-    reply.expect(201)["review"].clone()
+/// Creates a document from `html` with access `mode`; returns the Review.
+async fn create(client: &Client, html: &str, mode: AccessMode) -> ReviewView {
+    let input = CreateReview {
+        review: ReviewInput {
+            title: Some("Doc".into()),
+            source: Some(SourceInput {
+                html: Some(html.into()),
+                label: None,
+            }),
+            access: Some(AccessInput {
+                mode: Some(mode),
+                allowed_users: None,
+            }),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    client.api().create_review(&input).await.expect("create")
 }
 
-fn id_of(review: &Value) -> &str {
-    review["reviewId"].as_str().expect("reviewId")
-}
-
-fn latest_of(review: &Value) -> &str {
-    review["latestVersionId"].as_str().expect("latestVersionId")
+/// Uploads `html` as a new version (`mode`); returns the Review.
+async fn upload(
+    client: &Client,
+    review_id: &str,
+    html: &[u8],
+    name: &str,
+    mode: VersionMode,
+) -> ReviewView {
+    let file = HtmlFile {
+        name: name.into(),
+        bytes: html.to_vec(),
+    };
+    let upload = VersionUpload {
+        mode,
+        label: None,
+        base_version_id: None,
+    };
+    client
+        .api()
+        .import_version(review_id, &file, &upload)
+        .await
+        .expect("upload a version")
 }
 
 /// Adds a version through the multipart upload; returns the Review.
-async fn add_version(client: &Client, review_id: &str, html: &[u8]) -> Value {
-    let form = reqwest::multipart::Form::new().part("file", html_part(html, "next.html"));
-    let reply = client
-        .multipart(&format!("/api/reviews/{review_id}/import-html"), form)
-        .await;
-    reply.expect(201)["review"].clone()
+async fn add_version(client: &Client, review_id: &str, html: &[u8]) -> ReviewView {
+    upload(
+        client,
+        review_id,
+        html,
+        "next.html",
+        VersionMode::AddVersion,
+    )
+    .await
 }
 
-async fn dom_context(client: &Client, review_id: &str, query: &str) -> Value {
-    let reply = client
-        .get(&format!("/api/reviews/{review_id}/dom-context{query}"))
-        .await;
-    reply.expect(200).clone()
+/// The latest version's sections, or `version`'s.
+async fn dom_context(client: &Client, review_id: &str, version: Option<&str>) -> DomContext {
+    client
+        .api()
+        .dom_context(review_id, version)
+        .await
+        .expect("dom-context")
 }
 
 /// `(id, level, text, path)` of each section.
-fn outline(context: &Value) -> Vec<(String, i64, String, Vec<String>)> {
-    context["sections"]
-        .as_array()
-        .expect("sections array")
+fn outline(context: &DomContext) -> Vec<(String, u8, String, Vec<String>)> {
+    context
+        .sections
         .iter()
         .map(|section| {
             (
-                section["id"].as_str().expect("id").to_string(),
-                section["level"].as_i64().expect("level"),
-                section["text"].as_str().expect("text").to_string(),
-                section["path"]
-                    .as_array()
-                    .expect("path array")
-                    .iter()
-                    .map(|p| p.as_str().expect("path id").to_string())
-                    .collect(),
+                section.id.clone(),
+                section.level,
+                section.text.clone(),
+                section.path.clone(),
             )
         })
         .collect()
 }
 
-/// `(start, end)` of each section; both must be integers.
-fn ranges(context: &Value) -> Vec<(u64, u64)> {
-    context["sections"]
-        .as_array()
-        .expect("sections array")
+/// `(start, end)` of each section (integers: the typed client reads them as `usize`).
+fn ranges(context: &DomContext) -> Vec<(usize, usize)> {
+    context
+        .sections
         .iter()
-        .map(|section| {
-            (
-                section["start"].as_u64().expect("start is an integer"),
-                section["end"].as_u64().expect("end is an integer"),
-            )
-        })
+        .map(|section| (section.start, section.end))
         .collect()
 }
 
@@ -83,8 +105,8 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(std::string::ToString::to_string).collect()
 }
 
-fn chars(text: &str) -> u64 {
-    text.chars().count() as u64
+fn chars(text: &str) -> usize {
+    text.chars().count()
 }
 
 /// GET returning the raw body bytes (for byte-for-byte comparisons).
@@ -107,6 +129,16 @@ fn header<'a>(headers: &'a reqwest::header::HeaderMap, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("missing header {name}: {headers:?}"))
 }
 
+/// The bytes of a version, read through the typed client.
+async fn bundle(client: &Client, review_id: &str, version_id: &str) -> Vec<u8> {
+    client
+        .api()
+        .bundle(review_id, version_id)
+        .await
+        .expect("bundle")
+        .into_bytes()
+}
+
 // ---------------------------------------------------------------------------------------------
 // dom-context
 
@@ -114,11 +146,11 @@ fn header<'a>(headers: &'a reqwest::header::HeaderMap, name: &str) -> &'a str {
 async fn dom_context_lists_heading_sections_in_order() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, "link").await;
-    let context = dom_context(&ada, id_of(&review), "").await;
-    assert_eq!(context["reviewId"], review["reviewId"]);
-    assert_eq!(context["versionId"], review["latestVersionId"]);
-    assert_eq!(context["structureRevision"], review["structureRevision"]);
+    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let context = dom_context(&ada, &review.review_id, None).await;
+    assert_eq!(context.review_id, review.review_id);
+    assert_eq!(context.version_id, review.latest_version_id);
+    assert_eq!(context.structure_revision, review.structure_revision);
     assert_eq!(
         outline(&context),
         vec![
@@ -138,8 +170,8 @@ async fn dom_context_lists_heading_sections_in_order() {
 async fn dom_context_offsets_delimit_each_section_in_the_text() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, "link").await;
-    let context = dom_context(&ada, id_of(&review), "").await;
+    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let context = dom_context(&ada, &review.review_id, None).await;
     // The body text: headings and paragraphs concatenated (no whitespace between the tags).
     let intro = "IntroductionThe quick brown fox jumps over the lazy dog.";
     let details = "DetailsSecond paragraph with more words.";
@@ -162,8 +194,8 @@ async fn dom_context_offsets_count_unicode_code_points() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let html = "<h1>Über</h1><p>日本語テキスト😀</p><h2 id=\"zwei\">Zwei</h2><p>ß</p>";
-    let review = create(&ada, html, "link").await;
-    let context = dom_context(&ada, id_of(&review), "").await;
+    let review = create(&ada, html, AccessMode::Link).await;
+    let context = dom_context(&ada, &review.review_id, None).await;
     assert_eq!(
         outline(&context),
         vec![
@@ -181,15 +213,15 @@ async fn dom_context_ids_come_from_element_ids_else_unique_slugs() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let html = "<h1 id=\"top\">Top</h1><h2>Hello, World!</h2><p>a</p><h2>Hello, World!</h2>\
                 <p>b</p><h3 id=\"  \">API v2.0</h3><p>c</p><h6>!!!</h6><p>d</p>";
-    let review = create(&ada, html, "link").await;
-    let context = dom_context(&ada, id_of(&review), "").await;
+    let review = create(&ada, html, AccessMode::Link).await;
+    let context = dom_context(&ada, &review.review_id, None).await;
     let sections = outline(&context);
     let ids: Vec<&str> = sections.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(
         ids,
         vec!["top", "hello-world", "hello-world-2", "api-v2-0", "section"]
     );
-    let levels: Vec<i64> = sections.iter().map(|s| s.1).collect();
+    let levels: Vec<u8> = sections.iter().map(|s| s.1).collect();
     assert_eq!(levels, vec![1, 2, 2, 3, 6]);
     assert_eq!(sections[3].3, strings(&["top", "hello-world-2"]));
     assert_eq!(
@@ -205,21 +237,21 @@ async fn dom_context_ids_come_from_element_ids_else_unique_slugs() {
 async fn dom_context_reads_an_older_version_by_version_id() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, "link").await;
-    let id = id_of(&review);
-    let first = latest_of(&review).to_string();
+    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let id = review.review_id.as_str();
+    let first = review.latest_version_id.clone();
     let next = add_version(&ada, id, b"<h1 id=\"new\">Renamed</h1><p>Body</p>").await;
-    let second = latest_of(&next).to_string();
+    let second = next.latest_version_id;
     assert_ne!(first, second);
 
-    let latest = dom_context(&ada, id, "").await;
-    assert_eq!(latest["versionId"], second);
+    let latest = dom_context(&ada, id, None).await;
+    assert_eq!(latest.version_id, second);
     assert_eq!(
         outline(&latest),
         vec![("new".into(), 1, "Renamed".into(), vec![])]
     );
-    let old = dom_context(&ada, id, &format!("?versionId={first}")).await;
-    assert_eq!(old["versionId"], first);
+    let old = dom_context(&ada, id, Some(&first)).await;
+    assert_eq!(old.version_id, first);
     let old_ids: Vec<String> = outline(&old).into_iter().map(|s| s.0).collect();
     assert_eq!(old_ids, strings(&["intro", "details", "open-questions"]));
 }
@@ -228,15 +260,19 @@ async fn dom_context_reads_an_older_version_by_version_id() {
 async fn dom_context_of_an_unknown_version_is_404() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, "link").await;
-    let other = create(&ada, SAMPLE_HTML, "link").await;
-    let id = id_of(&review);
-    for version in ["ver_00000000000000000000000000", "nope", latest_of(&other)] {
-        ada.get(&format!(
-            "/api/reviews/{id}/dom-context?versionId={version}"
-        ))
-        .await
-        .expect_error(404, "not_found");
+    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let other = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let id = review.review_id.as_str();
+    for version in [
+        "ver_00000000000000000000000000",
+        "nope",
+        &other.latest_version_id,
+    ] {
+        refused(
+            ada.api().dom_context(id, Some(version)).await,
+            404,
+            "not_found",
+        );
     }
 }
 
@@ -245,48 +281,56 @@ async fn dom_context_of_a_missing_or_invisible_document_is_404() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "docs");
-    let secret = create(&ada, SAMPLE_HTML, "restricted").await;
-    bob.get(&format!("/api/reviews/{}/dom-context", id_of(&secret)))
-        .await
-        .expect_error(404, "not_found");
-    ada.get("/api/reviews/rv_missing/dom-context")
-        .await
-        .expect_error(404, "not_found");
-    server
-        .client(None)
-        .get(&format!("/api/reviews/{}/dom-context", id_of(&secret)))
-        .await
-        .expect_error(401, "unauthorized");
+    let secret = create(&ada, SAMPLE_HTML, AccessMode::Restricted).await;
+    refused(
+        bob.api().dom_context(&secret.review_id, None).await,
+        404,
+        "not_found",
+    );
+    refused(
+        ada.api().dom_context("rv_missing", None).await,
+        404,
+        "not_found",
+    );
+    refused(
+        server
+            .client(None)
+            .api()
+            .dom_context(&secret.review_id, None)
+            .await,
+        401,
+        "unauthorized",
+    );
 }
 
 #[tokio::test]
 async fn structure_revision_rises_only_when_headings_change() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, "link").await;
-    let id = id_of(&review);
-    let initial = review["structureRevision"].as_i64().expect("integer");
+    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let id = review.review_id.as_str();
+    let initial = review.structure_revision;
 
     // Same headings, different body text: unchanged.
     let body_only = SAMPLE_HTML.replace("lazy dog", "sleepy cat");
     let next = add_version(&ada, id, body_only.as_bytes()).await;
-    assert_eq!(next["structureRevision"], initial);
+    assert_eq!(next.structure_revision, initial);
     assert_eq!(
-        dom_context(&ada, id, "").await["structureRevision"],
+        dom_context(&ada, id, None).await.structure_revision,
         initial
     );
 
     // A renamed heading: a new structure.
     let renamed = body_only.replace("Open Questions", "Open Issues");
     let next = add_version(&ada, id, renamed.as_bytes()).await;
-    let changed = next["structureRevision"].as_i64().expect("integer");
+    let changed = next.structure_revision;
     assert!(changed > initial, "{changed} > {initial}");
     assert_eq!(
-        dom_context(&ada, id, "").await["structureRevision"],
+        dom_context(&ada, id, None).await.structure_revision,
         changed
     );
-    let read = ada.get(&format!("/api/reviews/{id}")).await;
-    assert_eq!(read.expect(200)["review"]["structureRevision"], changed);
+    let read = ada.api().review(id, false).await.expect("read");
+    assert_eq!(read.structure_revision, changed);
 
     // A changed level is a change too; the same HTML again is not.
     let relevelled = renamed.replace(
@@ -294,29 +338,29 @@ async fn structure_revision_rises_only_when_headings_change() {
         "<h3 id=\"details\">Details</h3>",
     );
     let next = add_version(&ada, id, relevelled.as_bytes()).await;
-    let third = next["structureRevision"].as_i64().expect("integer");
+    let third = next.structure_revision;
     assert!(third > changed, "{third} > {changed}");
     let next = add_version(&ada, id, relevelled.as_bytes()).await;
-    assert_eq!(next["structureRevision"], third);
+    assert_eq!(next.structure_revision, third);
 }
 
 #[tokio::test]
 async fn replacing_the_body_raises_structure_revision_only_for_new_headings() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, "link").await;
-    let id = id_of(&review);
-    let initial = review["structureRevision"].as_i64().expect("integer");
+    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let id = review.review_id.as_str();
+    let initial = review.structure_revision;
     let replace = async |html: String| {
-        let form = reqwest::multipart::Form::new()
-            .part("file", html_part(html.as_bytes(), "fixed.html"))
-            .text("mode", "replace");
-        let reply = ada
-            .multipart(&format!("/api/reviews/{id}/import-html"), form)
-            .await;
-        reply.expect(200)["review"]["structureRevision"]
-            .as_i64()
-            .expect("integer")
+        upload(
+            &ada,
+            id,
+            html.as_bytes(),
+            "fixed.html",
+            VersionMode::Replace,
+        )
+        .await
+        .structure_revision
     };
     assert_eq!(
         replace(SAMPLE_HTML.replace("lazy dog", "sleepy cat")).await,
@@ -324,31 +368,40 @@ async fn replacing_the_body_raises_structure_revision_only_for_new_headings() {
     );
     let renamed = replace(SAMPLE_HTML.replace("Introduction", "Preface")).await;
     assert!(renamed > initial, "{renamed} > {initial}");
-    let context = dom_context(&ada, id, "").await;
-    assert_eq!(context["structureRevision"], renamed);
-    assert_eq!(context["versionId"], review["latestVersionId"]);
-    assert_eq!(context["sections"][0]["text"], "Preface");
+    let context = dom_context(&ada, id, None).await;
+    assert_eq!(context.structure_revision, renamed);
+    assert_eq!(context.version_id, review.latest_version_id);
+    assert_eq!(context.sections[0].text, "Preface");
 }
 
 #[tokio::test]
 async fn supplied_structure_is_returned_for_a_document_without_headings() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let reply = ada
-        .post(
-            "/api/reviews",
-            &json!({ "review": {
-                "source": { "html": "<p>Plain text only.</p>" },
-                "structure": { "sections": [
-                    { "id": "part-a", "level": 1, "text": "Part A" },
-                    { "id": "part-b", "level": 2, "text": "Part B" },
-                ] },
-            } }),
-        )
-        .await;
-    let review = reply.expect(201)["review"].clone();
-    let context = dom_context(&ada, id_of(&review), "").await;
-    assert_eq!(context["versionId"], review["latestVersionId"]);
+    let section = |id: &str, level: u8, text: &str| SectionSpec {
+        id: id.into(),
+        level,
+        text: text.into(),
+    };
+    let input = CreateReview {
+        review: ReviewInput {
+            source: Some(SourceInput {
+                html: Some("<p>Plain text only.</p>".into()),
+                label: None,
+            }),
+            structure: Some(StructureInput {
+                sections: vec![
+                    section("part-a", 1, "Part A"),
+                    section("part-b", 2, "Part B"),
+                ],
+            }),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    let review = ada.api().create_review(&input).await.expect("create");
+    let context = dom_context(&ada, &review.review_id, None).await;
+    assert_eq!(context.version_id, review.latest_version_id);
     assert_eq!(
         outline(&context),
         vec![
@@ -368,6 +421,7 @@ async fn supplied_structure_is_returned_for_a_document_without_headings() {
 async fn supplied_structure_with_invalid_sections_is_400() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
+    // Raw: bodies outside the schema (levels out of range, an empty or missing id, no list).
     for sections in [
         json!([{ "id": "a", "level": 7, "text": "A" }]),
         json!([{ "id": "a", "level": 0, "text": "A" }]),
@@ -395,12 +449,12 @@ const TRICKY_HTML: &str = "<!doctype html><html><head><meta charset=\"utf-8\">\
 async fn bundle_returns_the_exact_bytes_sandboxed() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, TRICKY_HTML, "link").await;
+    let review = create(&ada, TRICKY_HTML, AccessMode::Link).await;
     let path = format!(
         "/api/reviews/{}/versions/{}/bundle",
-        id_of(&review),
-        latest_of(&review)
+        review.review_id, review.latest_version_id
     );
+    // Raw: the headers are the point.
     let (status, headers, body) = get_bytes(&ada, &path).await;
     assert_eq!(status, 200);
     assert_eq!(body, TRICKY_HTML.as_bytes());
@@ -415,6 +469,10 @@ async fn bundle_returns_the_exact_bytes_sandboxed() {
         "scripts must never run with the service's origin: {csp}"
     );
     assert_eq!(header(&headers, "x-content-type-options"), "nosniff");
+    assert_eq!(
+        bundle(&ada, &review.review_id, &review.latest_version_id).await,
+        TRICKY_HTML.as_bytes()
+    );
 }
 
 #[tokio::test]
@@ -423,16 +481,16 @@ async fn bundle_keeps_uploaded_bytes_verbatim() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     // A BOM, CRLF line ends, tabs, trailing spaces and an unterminated tag: nothing is normalised.
     let bytes = "\u{feff}<p>line one\r\n\tline two   \r\n<div>Ünïcödé</p".as_bytes();
-    let form = reqwest::multipart::Form::new().part("file", html_part(bytes, "raw.html"));
-    let reply = ada.multipart("/api/reviews/import-html", form).await;
-    let review = reply.expect(201)["review"].clone();
-    let path = format!(
-        "/api/reviews/{}/versions/{}/bundle",
-        id_of(&review),
-        latest_of(&review)
-    );
-    let (status, _, body) = get_bytes(&ada, &path).await;
-    assert_eq!(status, 200);
+    let file = HtmlFile {
+        name: "raw.html".into(),
+        bytes: bytes.to_vec(),
+    };
+    let review = ada
+        .api()
+        .import_html(&file, &DocumentUpload::default())
+        .await
+        .expect("upload");
+    let body = bundle(&ada, &review.review_id, &review.latest_version_id).await;
     assert_eq!(body, bytes);
 }
 
@@ -440,15 +498,13 @@ async fn bundle_keeps_uploaded_bytes_verbatim() {
 async fn bundle_of_an_older_version_returns_its_own_bytes() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, "link").await;
-    let id = id_of(&review);
-    let first = latest_of(&review).to_string();
+    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let id = review.review_id.as_str();
+    let first = review.latest_version_id.clone();
     let next = add_version(&ada, id, TRICKY_HTML.as_bytes()).await;
-    let second = latest_of(&next).to_string();
-    let (_, _, old) = get_bytes(&ada, &format!("/api/reviews/{id}/versions/{first}/bundle")).await;
-    assert_eq!(old, SAMPLE_HTML.as_bytes());
-    let (_, _, new) = get_bytes(&ada, &format!("/api/reviews/{id}/versions/{second}/bundle")).await;
-    assert_eq!(new, TRICKY_HTML.as_bytes());
+    let second = next.latest_version_id;
+    assert_eq!(bundle(&ada, id, &first).await, SAMPLE_HTML.as_bytes());
+    assert_eq!(bundle(&ada, id, &second).await, TRICKY_HTML.as_bytes());
 }
 
 #[tokio::test]
@@ -456,37 +512,28 @@ async fn bundle_is_readable_with_shared_read_tokens_and_by_viewers() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "");
-    let review = create(&ada, SAMPLE_HTML, "link").await;
-    let path = format!(
-        "/api/reviews/{}/versions/{}/bundle",
-        id_of(&review),
-        latest_of(&review)
-    );
+    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let (id, version) = (&review.review_id, &review.latest_version_id);
     for client in [server.agent(), server.importer(), bob] {
-        let (status, _, body) = get_bytes(&client, &path).await;
-        assert_eq!(status, 200);
-        assert_eq!(body, SAMPLE_HTML.as_bytes());
+        assert_eq!(bundle(&client, id, version).await, SAMPLE_HTML.as_bytes());
     }
-    server
-        .manager()
-        .get(&path)
-        .await
-        .expect_error(403, "forbidden");
+    refused(
+        server.manager().api().bundle(id, version).await,
+        403,
+        "forbidden",
+    );
 }
 
 #[tokio::test]
 async fn bundle_of_an_unknown_version_is_404() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, "link").await;
-    let other = create(&ada, TRICKY_HTML, "link").await;
-    let id = id_of(&review);
+    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let other = create(&ada, TRICKY_HTML, AccessMode::Link).await;
+    let id = review.review_id.as_str();
     // Made up, and a real version of another document.
-    for version in ["ver_00000000000000000000000000", latest_of(&other)] {
-        let reply = ada
-            .get(&format!("/api/reviews/{id}/versions/{version}/bundle"))
-            .await;
-        reply.expect_error(404, "not_found");
+    for version in ["ver_00000000000000000000000000", &other.latest_version_id] {
+        refused(ada.api().bundle(id, version).await, 404, "not_found");
     }
 }
 
@@ -496,24 +543,27 @@ async fn bundle_of_an_invisible_or_missing_document_is_404() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "docs");
     let xena = server.user("xena@partner.example", "Xena", &["--external"], "docs");
-    let secret = create(&ada, SAMPLE_HTML, "restricted").await;
-    let open = create(&ada, SAMPLE_HTML, "link").await;
-    let secret_path = format!(
-        "/api/reviews/{}/versions/{}/bundle",
-        id_of(&secret),
-        latest_of(&secret)
+    let secret = create(&ada, SAMPLE_HTML, AccessMode::Restricted).await;
+    let open = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    refused(
+        bob.api()
+            .bundle(&secret.review_id, &secret.latest_version_id)
+            .await,
+        404,
+        "not_found",
     );
-    let open_path = format!(
-        "/api/reviews/{}/versions/{}/bundle",
-        id_of(&open),
-        latest_of(&open)
+    refused(
+        xena.api()
+            .bundle(&open.review_id, &open.latest_version_id)
+            .await,
+        404,
+        "not_found",
     );
-    bob.get(&secret_path).await.expect_error(404, "not_found");
-    xena.get(&open_path).await.expect_error(404, "not_found");
-    ada.get(&format!(
-        "/api/reviews/rv_missing/versions/{}/bundle",
-        latest_of(&open)
-    ))
-    .await
-    .expect_error(404, "not_found");
+    refused(
+        ada.api()
+            .bundle("rv_missing", &open.latest_version_id)
+            .await,
+        404,
+        "not_found",
+    );
 }
