@@ -9,7 +9,9 @@ use docreview_core::access::{Actor, Credential};
 use docreview_core::clock::{Clock, Entropy};
 use docreview_core::identity::{Secret, SharedTokens};
 use docreview_core::model::{RunStatus, Scope};
-use docreview_core::service::{CreateReview, NewComment, NewUser, Settings, StartRun};
+use docreview_core::service::{
+    CreateReview, NewComment, NewUser, ReviewInput, Settings, SourceInput, StartRun,
+};
 use docreview_core::{AuthFailure, Service};
 use docreview_store_sqlite::SqliteStore;
 
@@ -70,9 +72,17 @@ impl World {
                 expires_at: i64::MAX,
             },
         };
-        let create: CreateReview =
-            serde_json::from_value(serde_json::json!({ "review": { "title": "Clock", "source": { "html": "<p>tick tock</p>" } } }))
-                .expect("create input");
+        let create = CreateReview {
+            review: ReviewInput {
+                title: Some("Clock".into()),
+                source: Some(SourceInput {
+                    html: Some("<p>tick tock</p>".into()),
+                    label: None,
+                }),
+                ..ReviewInput::default()
+            },
+            project: None,
+        };
         let review_id = service
             .create_review(&author, create)
             .await
