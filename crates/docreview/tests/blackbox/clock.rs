@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use docreview_api::{CreateReview, NewComment, StartRun};
+use docreview_api::{CreateReview, NewComment, ReviewInput, SourceInput, StartRun};
 use docreview_core::access::{Actor, Credential};
 use docreview_core::clock::{Clock, Entropy};
 use docreview_core::identity::{Secret, SharedTokens};
@@ -71,9 +71,17 @@ impl World {
                 expires_at: i64::MAX,
             },
         };
-        let create: CreateReview =
-            serde_json::from_value(serde_json::json!({ "review": { "title": "Clock", "source": { "html": "<p>tick tock</p>" } } }))
-                .expect("create input");
+        let create = CreateReview {
+            review: ReviewInput {
+                title: Some("Clock".into()),
+                source: Some(SourceInput {
+                    html: Some("<p>tick tock</p>".into()),
+                    label: None,
+                }),
+                ..ReviewInput::default()
+            },
+            project: None,
+        };
         let review_id = service
             .create_review(&author, create)
             .await

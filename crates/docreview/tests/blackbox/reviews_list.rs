@@ -3,59 +3,95 @@
 
 use std::collections::HashSet;
 
-use serde_json::{Value, json};
+use docreview_client::api::{
+    AccessInput, AccessMode, AllowedUserEntry, CommentStatus, CreateReview, GrantRole, ListQuery,
+    ReviewInput, ReviewSummaryView, Role, SourceInput, StatusChange,
+};
+use serde_json::Value;
 
-use crate::support::{Client, SAMPLE_HTML, Server};
+use crate::support::{Client, SAMPLE_HTML, Server, refused};
 
-/// Creates a document with `title` and access `mode`; returns its id.
-async fn create_doc(client: &Client, title: &str, mode: &str) -> String {
-    let reply = client
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": title, "access": { "mode": mode },
-                                 "source": { "html": SAMPLE_HTML } } }),
-        )
-        .await;
-    reply.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("reviewId")
-        .to_string()
+/// Creates a document through the typed client; returns its id.
+async fn create(client: &Client, review: ReviewInput) -> String {
+    let input = CreateReview {
+        review,
+        project: None,
+    };
+    client
+        .api()
+        .create_review(&input)
+        .await
+        .expect("create review")
+        .review_id
 }
 
-async fn create_tagged(client: &Client, title: &str, tags: Value) -> String {
-    let reply = client
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": title, "tags": tags } }),
-        )
-        .await;
-    reply.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("reviewId")
-        .to_string()
+/// Creates a document with `title` and access `mode`; returns its id.
+async fn create_doc(client: &Client, title: &str, mode: AccessMode) -> String {
+    let review = ReviewInput {
+        title: Some(title.to_string()),
+        access: Some(AccessInput {
+            mode: Some(mode),
+            allowed_users: None,
+        }),
+        source: Some(SourceInput {
+            html: Some(SAMPLE_HTML.to_string()),
+            label: None,
+        }),
+        ..ReviewInput::default()
+    };
+    create(client, review).await
+}
+
+async fn create_tagged(client: &Client, title: &str, tags: &[&str]) -> String {
+    let review = ReviewInput {
+        title: Some(title.to_string()),
+        tags: Some(tags.iter().map(|tag| (*tag).to_string()).collect()),
+        ..ReviewInput::default()
+    };
+    create(client, review).await
+}
+
+/// A restricted document shared with `email` as editor (no title, no source).
+fn shared_with_editor(email: &str) -> ReviewInput {
+    ReviewInput {
+        access: Some(AccessInput {
+            mode: Some(AccessMode::Restricted),
+            allowed_users: Some(vec![AllowedUserEntry {
+                email: email.to_string(),
+                role: GrantRole::Editor,
+            }]),
+        }),
+        ..ReviewInput::default()
+    }
 }
 
 /// One page of the list: its rows and `nextCursor`.
-async fn list(client: &Client, query: &str) -> (Vec<Value>, Value) {
-    let reply = client.get(&format!("/api/reviews{query}")).await;
-    let body = reply.expect(200);
-    let rows = body["reviews"].as_array().expect("reviews array").clone();
-    assert!(
-        body.get("nextCursor").is_some(),
-        "nextCursor is always present (null on the last page): {body}"
-    );
-    (rows, body["nextCursor"].clone())
+async fn list(client: &Client, query: &ListQuery) -> (Vec<ReviewSummaryView>, Option<String>) {
+    let page = client.api().list_reviews(query).await.expect("list");
+    (page.reviews, page.next_cursor)
 }
 
-fn ids(rows: &[Value]) -> Vec<String> {
-    rows.iter()
-        .map(|row| row["reviewId"].as_str().expect("reviewId").to_string())
-        .collect()
+/// The first page with the defaults.
+async fn list_all(client: &Client) -> (Vec<ReviewSummaryView>, Option<String>) {
+    list(client, &ListQuery::default()).await
 }
 
-fn row<'a>(rows: &'a [Value], id: &str) -> &'a Value {
+/// A page of `limit` rows after `cursor`.
+fn page(limit: Option<usize>, cursor: Option<&str>) -> ListQuery {
+    ListQuery {
+        limit,
+        cursor: cursor.map(str::to_string),
+        ..ListQuery::default()
+    }
+}
+
+fn ids(rows: &[ReviewSummaryView]) -> Vec<String> {
+    rows.iter().map(|row| row.review_id.clone()).collect()
+}
+
+fn row<'a>(rows: &'a [ReviewSummaryView], id: &str) -> &'a ReviewSummaryView {
     rows.iter()
-        .find(|row| row["reviewId"] == id)
+        .find(|row| row.review_id == id)
         .unwrap_or_else(|| panic!("{id} not listed in {rows:?}"))
 }
 
@@ -72,10 +108,10 @@ async fn restricted_document_is_invisible_to_another_internal_user() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "docs");
-    let secret = create_doc(&ada, "Secret", "restricted").await;
-    let (rows, _) = list(&bob, "").await;
+    let secret = create_doc(&ada, "Secret", AccessMode::Restricted).await;
+    let (rows, _) = list_all(&bob).await;
     assert!(rows.is_empty(), "bob sees nothing: {rows:?}");
-    let (rows, _) = list(&ada, "").await;
+    let (rows, _) = list_all(&ada).await;
     assert_eq!(ids(&rows), vec![secret]);
 }
 
@@ -84,12 +120,12 @@ async fn link_document_is_listed_for_internal_users_as_viewer() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "");
-    let open = create_doc(&ada, "Open", "link").await;
-    let (rows, _) = list(&bob, "").await;
+    let open = create_doc(&ada, "Open", AccessMode::Link).await;
+    let (rows, _) = list_all(&bob).await;
     assert_eq!(ids(&rows), vec![open.clone()]);
-    assert_eq!(row(&rows, &open)["role"], "viewer");
-    let (rows, _) = list(&ada, "").await;
-    assert_eq!(row(&rows, &open)["role"], "owner");
+    assert_eq!(row(&rows, &open).role, Role::Viewer);
+    let (rows, _) = list_all(&ada).await;
+    assert_eq!(row(&rows, &open).role, Role::Owner);
 }
 
 #[tokio::test]
@@ -97,12 +133,10 @@ async fn link_document_is_invisible_to_external_members() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let xena = server.user("xena@partner.example", "Xena", &["--external"], "docs");
-    let open = create_doc(&ada, "Open", "link").await;
-    let (rows, _) = list(&xena, "").await;
+    let open = create_doc(&ada, "Open", AccessMode::Link).await;
+    let (rows, _) = list_all(&xena).await;
     assert!(rows.is_empty(), "external members never see link documents");
-    xena.get(&format!("/api/reviews/{open}"))
-        .await
-        .expect_error(404, "not_found");
+    refused(xena.api().review(&open, false).await, 404, "not_found");
 }
 
 #[tokio::test]
@@ -110,31 +144,28 @@ async fn admin_lists_every_document_as_owner() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let root = server.user("root@example.com", "Root", &["--admin"], "");
-    let secret = create_doc(&ada, "Secret", "restricted").await;
-    let open = create_doc(&ada, "Open", "link").await;
-    let (rows, _) = list(&root, "").await;
+    let secret = create_doc(&ada, "Secret", AccessMode::Restricted).await;
+    let open = create_doc(&ada, "Open", AccessMode::Link).await;
+    let (rows, _) = list_all(&root).await;
     assert_eq!(sorted(ids(&rows)), sorted(vec![secret.clone(), open]));
-    assert_eq!(row(&rows, &secret)["role"], "owner");
-    let read = root.get(&format!("/api/reviews/{secret}")).await;
-    assert_eq!(read.expect(200)["review"]["role"], "owner");
+    assert_eq!(row(&rows, &secret).role, Role::Owner);
+    let read = root.api().review(&secret, false).await.expect("read");
+    assert_eq!(read.role, Role::Owner);
 }
 
 #[tokio::test]
 async fn import_and_agent_shared_tokens_list_every_document() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let secret = create_doc(&ada, "Secret", "restricted").await;
-    let open = create_doc(&ada, "Open", "link").await;
+    let secret = create_doc(&ada, "Secret", AccessMode::Restricted).await;
+    let open = create_doc(&ada, "Open", AccessMode::Link).await;
     for client in [server.importer(), server.agent()] {
-        let (rows, _) = list(&client, "").await;
+        let (rows, _) = list_all(&client).await;
         assert_eq!(
             sorted(ids(&rows)),
             sorted(vec![secret.clone(), open.clone()])
         );
-        client
-            .get(&format!("/api/reviews/{secret}"))
-            .await
-            .expect(200);
+        client.api().review(&secret, false).await.expect("read");
     }
 }
 
@@ -142,16 +173,14 @@ async fn import_and_agent_shared_tokens_list_every_document() {
 async fn manage_shared_token_may_not_list_or_read() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let open = create_doc(&ada, "Open", "link").await;
+    let open = create_doc(&ada, "Open", AccessMode::Link).await;
     let manager = server.manager();
-    manager
-        .get("/api/reviews")
-        .await
-        .expect_error(403, "forbidden");
-    manager
-        .get(&format!("/api/reviews/{open}"))
-        .await
-        .expect_error(403, "forbidden");
+    refused(
+        manager.api().list_reviews(&ListQuery::default()).await,
+        403,
+        "forbidden",
+    );
+    refused(manager.api().review(&open, false).await, 403, "forbidden");
 }
 
 #[tokio::test]
@@ -159,29 +188,26 @@ async fn each_row_carries_the_callers_role() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs,access");
     let bob = server.user("bob@example.com", "Bob", &[], "docs");
-    let shared = ada
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Shared", "access": { "mode": "restricted",
-                "allowedUsers": [{ "email": "bob@example.com", "role": "editor" }] } } }),
-        )
-        .await;
-    let shared = shared.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    let viewed = create_doc(&ada, "Link", "link").await;
-    let hidden = create_doc(&ada, "Hidden", "restricted").await;
-    let own = create_doc(&bob, "Own", "restricted").await;
-    let (rows, _) = list(&bob, "").await;
+    let shared = create(
+        &ada,
+        ReviewInput {
+            title: Some("Shared".into()),
+            ..shared_with_editor("bob@example.com")
+        },
+    )
+    .await;
+    let viewed = create_doc(&ada, "Link", AccessMode::Link).await;
+    let hidden = create_doc(&ada, "Hidden", AccessMode::Restricted).await;
+    let own = create_doc(&bob, "Own", AccessMode::Restricted).await;
+    let (rows, _) = list_all(&bob).await;
     assert_eq!(
         sorted(ids(&rows)),
         sorted(vec![shared.clone(), viewed.clone(), own.clone()]),
         "{hidden} must not be listed"
     );
-    assert_eq!(row(&rows, &shared)["role"], "editor");
-    assert_eq!(row(&rows, &viewed)["role"], "viewer");
-    assert_eq!(row(&rows, &own)["role"], "owner");
+    assert_eq!(row(&rows, &shared).role, Role::Editor);
+    assert_eq!(row(&rows, &viewed).role, Role::Viewer);
+    assert_eq!(row(&rows, &own).role, Role::Owner);
 }
 
 #[tokio::test]
@@ -191,39 +217,45 @@ async fn list_rows_carry_the_summary_fields() {
     let ada = server.client(Some(
         &server.issue_token("ada@example.com", "docs,comments"),
     ));
-    let created = ada
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Summary", "tags": ["t1"],
-                                 "source": { "html": SAMPLE_HTML } } }),
-        )
-        .await;
-    let created = created.expect(201)["review"].clone();
-    let id = created["reviewId"].as_str().expect("id");
-    ada.comment_on(id, "quick brown fox", "one").await;
-    let second = ada.comment_on(id, "lazy dog", "two").await;
-    let second_id = second["comment"]["id"].as_str().expect("comment id");
-    ada.post(
-        &format!("/api/reviews/{id}/comments/{second_id}/status-events"),
-        &json!({ "status": "closed" }),
-    )
-    .await
-    .expect(201);
+    let input = CreateReview {
+        review: ReviewInput {
+            title: Some("Summary".into()),
+            tags: Some(vec!["t1".into()]),
+            source: Some(SourceInput {
+                html: Some(SAMPLE_HTML.into()),
+                label: None,
+            }),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    let created = ada.api().create_review(&input).await.expect("create");
+    let id = created.review_id.as_str();
+    ada.note_on(id, "quick brown fox", "one").await;
+    let second = ada.note_on(id, "lazy dog", "two").await;
+    let close = StatusChange {
+        status: CommentStatus::Closed,
+        base_comments_revision: None,
+    };
+    ada.api()
+        .set_status(id, &second.comment.id, &close)
+        .await
+        .expect("close");
 
-    let (rows, next) = list(&ada, "").await;
-    assert_eq!(next, Value::Null);
+    let (rows, next) = list_all(&ada).await;
+    assert_eq!(next, None);
     let summary = row(&rows, id);
-    assert_eq!(summary["title"], "Summary");
-    assert_eq!(summary["tags"], json!(["t1"]));
-    assert_eq!(summary["archived"], false);
-    assert_eq!(summary["owner"]["id"], ada_id);
-    assert_eq!(summary["owner"]["displayName"], "Ada");
-    assert_eq!(summary["role"], "owner");
-    assert_eq!(summary["createdAt"], created["createdAt"]);
-    assert!(summary["updatedAt"].is_string());
-    assert_eq!(summary["latestVersionId"], created["latestVersionId"]);
-    assert_eq!(summary["commentCount"], 2);
-    assert_eq!(summary["openCommentCount"], 1);
+    assert_eq!(summary.title, "Summary");
+    assert_eq!(summary.tags, ["t1"]);
+    assert!(!summary.archived);
+    assert_eq!(summary.owner.id, ada_id);
+    assert_eq!(summary.owner.display_name, "Ada");
+    assert_eq!(summary.role, Role::Owner);
+    assert_eq!(summary.created_at, created.created_at);
+    assert!(!summary.updated_at.is_empty());
+    assert_eq!(summary.latest_version_id, created.latest_version_id);
+    assert_eq!(summary.comment_count, 2);
+    assert_eq!(summary.open_comment_count, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,16 +267,16 @@ async fn list_is_newest_activity_first() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
     let mut created = Vec::new();
     for title in ["A", "B", "C"] {
-        created.push(create_doc(&ada, title, "link").await);
+        created.push(create_doc(&ada, title, AccessMode::Link).await);
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    let (rows, _) = list(&ada, "").await;
+    let (rows, _) = list_all(&ada).await;
     let expected: Vec<String> = created.iter().rev().cloned().collect();
     assert_eq!(ids(&rows), expected);
 
     // A comment on the oldest document is newer activity.
-    ada.comment_on(&created[0], "quick brown fox", "bump").await;
-    let (rows, _) = list(&ada, "").await;
+    ada.note_on(&created[0], "quick brown fox", "bump").await;
+    let (rows, _) = list_all(&ada).await;
     assert_eq!(
         ids(&rows),
         vec![created[0].clone(), created[2].clone(), created[1].clone()]
@@ -257,23 +289,18 @@ async fn pagination_walks_every_page_without_duplicates() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let mut created = Vec::new();
     for n in 0..7 {
-        created.push(create_doc(&ada, &format!("Doc {n}"), "link").await);
+        created.push(create_doc(&ada, &format!("Doc {n}"), AccessMode::Link).await);
     }
     let mut seen = Vec::new();
     let mut sizes = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let query = match &cursor {
-            Some(cursor) => format!("?limit=3&cursor={cursor}"),
-            None => "?limit=3".to_string(),
-        };
-        let (rows, next) = list(&ada, &query).await;
+        let (rows, next) = list(&ada, &page(Some(3), cursor.as_deref())).await;
         sizes.push(rows.len());
         seen.extend(ids(&rows));
         match next {
-            Value::Null => break,
-            Value::String(next) => cursor = Some(next),
-            other => panic!("nextCursor must be a string or null: {other}"),
+            None => break,
+            Some(next) => cursor = Some(next),
         }
         assert!(sizes.len() < 10, "pagination does not end");
     }
@@ -292,21 +319,28 @@ async fn pagination_with_an_exact_multiple_ends_with_null_cursor() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     for n in 0..4 {
-        create_doc(&ada, &format!("Doc {n}"), "link").await;
+        create_doc(&ada, &format!("Doc {n}"), AccessMode::Link).await;
     }
-    let (rows, next) = list(&ada, "?limit=2").await;
+    let (rows, next) = list(&ada, &page(Some(2), None)).await;
     assert_eq!(rows.len(), 2);
-    let cursor = next.as_str().expect("more pages");
-    let (rows, next) = list(&ada, &format!("?limit=2&cursor={cursor}")).await;
+    let cursor = next.expect("more pages");
+    let (rows, next) = list(&ada, &page(Some(2), Some(&cursor))).await;
     assert_eq!(rows.len(), 2);
-    if let Some(cursor) = next.as_str() {
-        let (rows, next) = list(&ada, &format!("?limit=2&cursor={cursor}")).await;
+    if let Some(cursor) = next {
+        let (rows, next) = list(&ada, &page(Some(2), Some(&cursor))).await;
         assert!(rows.is_empty());
-        assert_eq!(next, Value::Null);
+        assert_eq!(next, None);
     }
-    let (rows, next) = list(&ada, "?limit=200").await;
+    let (rows, next) = list(&ada, &page(Some(200), None)).await;
     assert_eq!(rows.len(), 4);
-    assert_eq!(next, Value::Null);
+    assert_eq!(next, None);
+    // Raw: on the wire, `nextCursor` is always present, and null on the last page.
+    let body = ada.get("/api/reviews?limit=200").await.expect(200).clone();
+    assert_eq!(
+        body.get("nextCursor"),
+        Some(&Value::Null),
+        "nextCursor is always present (null on the last page): {body}"
+    );
 }
 
 #[tokio::test]
@@ -316,23 +350,23 @@ async fn pagination_of_another_users_view_skips_invisible_documents() {
     let bob = server.user("bob@example.com", "Bob", &[], "");
     let mut visible = Vec::new();
     for n in 0..6 {
-        let mode = if n % 2 == 0 { "link" } else { "restricted" };
+        let mode = if n % 2 == 0 {
+            AccessMode::Link
+        } else {
+            AccessMode::Restricted
+        };
         let id = create_doc(&ada, &format!("Doc {n}"), mode).await;
-        if mode == "link" {
+        if mode == AccessMode::Link {
             visible.push(id);
         }
     }
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..10 {
-        let query = match &cursor {
-            Some(cursor) => format!("?limit=2&cursor={cursor}"),
-            None => "?limit=2".to_string(),
-        };
-        let (rows, next) = list(&bob, &query).await;
+        let (rows, next) = list(&bob, &page(Some(2), cursor.as_deref())).await;
         seen.extend(ids(&rows));
-        match next.as_str() {
-            Some(next) => cursor = Some(next.to_string()),
+        match next {
+            Some(next) => cursor = Some(next),
             None => break,
         }
     }
@@ -344,34 +378,35 @@ async fn default_page_size_is_50() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     for n in 0..51 {
-        ada.post(
-            "/api/reviews",
-            &json!({ "review": { "title": format!("Doc {n}") } }),
-        )
-        .await
-        .expect(201);
+        let review = ReviewInput {
+            title: Some(format!("Doc {n}")),
+            ..ReviewInput::default()
+        };
+        create(&ada, review).await;
     }
-    let (rows, next) = list(&ada, "").await;
+    let (rows, next) = list_all(&ada).await;
     assert_eq!(rows.len(), 50);
-    let cursor = next.as_str().expect("a second page");
-    let (rest, next) = list(&ada, &format!("?cursor={cursor}")).await;
+    let cursor = next.expect("a second page");
+    let (rest, next) = list(&ada, &page(None, Some(&cursor))).await;
     assert_eq!(rest.len(), 1);
-    assert_eq!(next, Value::Null);
+    assert_eq!(next, None);
 }
 
 #[tokio::test]
 async fn limit_outside_1_to_200_is_400() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
+    // Raw: limits outside the schema's 1 to 200, and ones that are no whole number.
     for limit in ["0", "201", "-1", "abc", "1.5", "99999999999999999999999"] {
         ada.get(&format!("/api/reviews?limit={limit}"))
             .await
             .expect_error(400, "invalid_request");
     }
-    for limit in ["1", "200"] {
-        ada.get(&format!("/api/reviews?limit={limit}"))
+    for limit in [1, 200] {
+        ada.api()
+            .list_reviews(&page(Some(limit), None))
             .await
-            .expect(200);
+            .expect("a limit at the bounds");
     }
 }
 
@@ -379,13 +414,19 @@ async fn limit_outside_1_to_200_is_400() {
 async fn cursor_not_issued_by_the_server_is_400() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    create_doc(&ada, "Doc", "link").await;
-    // Garbage, base64 of text without the separator, base64 of a non-number, non-base64 bytes.
-    for cursor in ["!!!", "bm9jb2xvbg", "YWJjOnJ2X3g", "%FF%FE", "x"] {
-        ada.get(&format!("/api/reviews?cursor={cursor}"))
-            .await
-            .expect_error(400, "invalid_request");
+    create_doc(&ada, "Doc", AccessMode::Link).await;
+    // Garbage, base64 of text without the separator, base64 of a non-number, a short word.
+    for cursor in ["!!!", "bm9jb2xvbg", "YWJjOnJ2X3g", "x"] {
+        refused(
+            ada.api().list_reviews(&page(None, Some(cursor))).await,
+            400,
+            "invalid_request",
+        );
     }
+    // Raw: bytes that are not UTF-8 (no string can carry them).
+    ada.get("/api/reviews?cursor=%FF%FE")
+        .await
+        .expect_error(400, "invalid_request");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -397,16 +438,22 @@ async fn owner_me_lists_only_own_documents() {
     let ada_id = server.create_user("ada@example.com", "Ada", &[]);
     let ada = server.client(Some(&server.issue_token("ada@example.com", "docs")));
     let bob = server.user("bob@example.com", "Bob", &[], "docs");
-    let adas = create_doc(&ada, "Ada's", "link").await;
-    let bobs = create_doc(&bob, "Bob's", "link").await;
-    let (rows, _) = list(&bob, "").await;
+    let adas = create_doc(&ada, "Ada's", AccessMode::Link).await;
+    let bobs = create_doc(&bob, "Bob's", AccessMode::Link).await;
+    let (rows, _) = list_all(&bob).await;
     assert_eq!(sorted(ids(&rows)), sorted(vec![adas, bobs.clone()]));
-    let (rows, _) = list(&bob, "?owner=me").await;
+    let by_owner = |owner: &str| ListQuery {
+        owner: Some(owner.to_string()),
+        ..ListQuery::default()
+    };
+    let (rows, _) = list(&bob, &by_owner("me")).await;
     assert_eq!(ids(&rows), vec![bobs]);
     for owner in ["other", ada_id.as_str(), "ME", ""] {
-        bob.get(&format!("/api/reviews?owner={owner}"))
-            .await
-            .expect_error(400, "invalid_request");
+        refused(
+            bob.api().list_reviews(&by_owner(owner)).await,
+            400,
+            "invalid_request",
+        );
     }
 }
 
@@ -414,13 +461,17 @@ async fn owner_me_lists_only_own_documents() {
 async fn tag_filter_matches_whole_tags() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let alpha = create_tagged(&ada, "Alpha", json!(["alpha", "shared"])).await;
-    let beta = create_tagged(&ada, "Beta", json!(["beta", "shared"])).await;
-    let (rows, _) = list(&ada, "?tag=alpha").await;
+    let alpha = create_tagged(&ada, "Alpha", &["alpha", "shared"]).await;
+    let beta = create_tagged(&ada, "Beta", &["beta", "shared"]).await;
+    let by_tag = |tag: &str| ListQuery {
+        tag: Some(tag.to_string()),
+        ..ListQuery::default()
+    };
+    let (rows, _) = list(&ada, &by_tag("alpha")).await;
     assert_eq!(ids(&rows), vec![alpha.clone()]);
-    let (rows, _) = list(&ada, "?tag=shared").await;
+    let (rows, _) = list(&ada, &by_tag("shared")).await;
     assert_eq!(sorted(ids(&rows)), sorted(vec![alpha, beta]));
-    let (rows, _) = list(&ada, "?tag=alp").await;
+    let (rows, _) = list(&ada, &by_tag("alp")).await;
     assert!(rows.is_empty(), "a tag prefix is not a tag");
 }
 
@@ -428,12 +479,17 @@ async fn tag_filter_matches_whole_tags() {
 async fn archived_filter_and_its_validation() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let one = create_doc(&ada, "One", "link").await;
-    let (rows, _) = list(&ada, "?archived=false").await;
+    let one = create_doc(&ada, "One", AccessMode::Link).await;
+    let archived = |archived: bool| ListQuery {
+        archived: Some(archived),
+        ..ListQuery::default()
+    };
+    let (rows, _) = list(&ada, &archived(false)).await;
     assert_eq!(ids(&rows), vec![one]);
-    assert_eq!(rows[0]["archived"], false);
-    let (rows, _) = list(&ada, "?archived=true").await;
+    assert!(!rows[0].archived);
+    let (rows, _) = list(&ada, &archived(true)).await;
     assert!(rows.is_empty(), "nothing is archived yet");
+    // Raw: not a boolean.
     ada.get("/api/reviews?archived=maybe")
         .await
         .expect_error(400, "invalid_request");
@@ -443,14 +499,18 @@ async fn archived_filter_and_its_validation() {
 async fn q_matches_title_substrings_case_insensitively() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let budget = create_doc(&ada, "Budget 2026", "link").await;
-    let notes = create_doc(&ada, "Team budget notes", "link").await;
-    create_doc(&ada, "Hiring plan", "link").await;
-    let (rows, _) = list(&ada, "?q=BUDGET").await;
+    let budget = create_doc(&ada, "Budget 2026", AccessMode::Link).await;
+    let notes = create_doc(&ada, "Team budget notes", AccessMode::Link).await;
+    create_doc(&ada, "Hiring plan", AccessMode::Link).await;
+    let titled = |q: &str| ListQuery {
+        q: Some(q.to_string()),
+        ..ListQuery::default()
+    };
+    let (rows, _) = list(&ada, &titled("BUDGET")).await;
     assert_eq!(sorted(ids(&rows)), sorted(vec![budget, notes]));
-    let (rows, _) = list(&ada, "?q=nothing-like-this").await;
+    let (rows, _) = list(&ada, &titled("nothing-like-this")).await;
     assert!(rows.is_empty());
-    let (rows, _) = list(&ada, "?q=%25").await;
+    let (rows, _) = list(&ada, &titled("%")).await;
     assert!(rows.is_empty(), "`%` is literal, not a wildcard");
 }
 
@@ -462,9 +522,7 @@ async fn missing_document_is_404_not_found() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     for id in ["rv_00000000000000000000000000", "nothing-here"] {
-        ada.get(&format!("/api/reviews/{id}"))
-            .await
-            .expect_error(404, "not_found");
+        refused(ada.api().review(id, false).await, 404, "not_found");
     }
 }
 
@@ -474,16 +532,10 @@ async fn invisible_document_is_404_never_403() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "docs,access,comments");
     let xena = server.user("xena@partner.example", "Xena", &["--external"], "docs");
-    let secret = create_doc(&ada, "Secret", "restricted").await;
+    let secret = create_doc(&ada, "Secret", AccessMode::Restricted).await;
     for client in [&bob, &xena] {
-        client
-            .get(&format!("/api/reviews/{secret}"))
-            .await
-            .expect_error(404, "not_found");
-        client
-            .get(&format!("/api/reviews/{secret}?includeDeleted=true"))
-            .await
-            .expect_error(404, "not_found");
+        refused(client.api().review(&secret, false).await, 404, "not_found");
+        refused(client.api().review(&secret, true).await, 404, "not_found");
     }
 }
 
@@ -492,39 +544,31 @@ async fn include_deleted_by_a_viewer_is_403_forbidden() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "docs,comments");
-    let open = create_doc(&ada, "Open", "link").await;
-    bob.get(&format!("/api/reviews/{open}?includeDeleted=true"))
-        .await
-        .expect_error(403, "forbidden");
-    let read = bob
-        .get(&format!("/api/reviews/{open}?includeDeleted=false"))
-        .await;
-    assert_eq!(read.expect(200)["review"]["role"], "viewer");
+    let open = create_doc(&ada, "Open", AccessMode::Link).await;
+    refused(bob.api().review(&open, true).await, 403, "forbidden");
+    let read = bob.api().review(&open, false).await.expect("read");
+    assert_eq!(read.role, Role::Viewer);
 }
 
 #[tokio::test]
 async fn include_deleted_by_the_owner_shows_cancelled_comments() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let id = create_doc(&ada, "Open", "link").await;
-    let written = ada.comment_on(&id, "quick brown fox", "oops").await;
-    let comment_id = written["comment"]["id"].as_str().expect("comment id");
-    ada.delete(&format!("/api/reviews/{id}/comments/{comment_id}"))
+    let id = create_doc(&ada, "Open", AccessMode::Link).await;
+    let written = ada.note_on(&id, "quick brown fox", "oops").await;
+    let comment_id = written.comment.id.as_str();
+    ada.api()
+        .cancel_comment(&id, comment_id, None)
         .await
-        .expect(200);
+        .expect("cancel");
 
-    let plain = ada.get(&format!("/api/reviews/{id}")).await;
-    assert_eq!(plain.expect(200)["review"]["comments"], json!([]));
-    let all = ada
-        .get(&format!("/api/reviews/{id}?includeDeleted=true"))
-        .await;
-    let comments = all.expect(200)["review"]["comments"]
-        .as_array()
-        .expect("comments")
-        .clone();
+    let plain = ada.api().review(&id, false).await.expect("read");
+    assert!(plain.comments.is_empty());
+    let all = ada.api().review(&id, true).await.expect("read all");
+    let comments = all.comments;
     assert_eq!(comments.len(), 1);
-    assert_eq!(comments[0]["id"], comment_id);
-    assert!(comments[0]["deletedTs"].is_string(), "{:?}", comments[0]);
+    assert_eq!(comments[0].id, comment_id);
+    assert!(comments[0].deleted_ts.is_some(), "{:?}", comments[0]);
 }
 
 #[tokio::test]
@@ -532,22 +576,13 @@ async fn include_deleted_by_an_editor_or_shared_token_is_200() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs,access");
     let eve = server.user("eve@example.com", "Eve", &[], "");
-    let reply = ada
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "access": { "mode": "restricted",
-                "allowedUsers": [{ "email": "eve@example.com", "role": "editor" }] } } }),
-        )
-        .await;
-    let id = reply.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = create(&ada, shared_with_editor("eve@example.com")).await;
     for client in [eve, server.agent(), server.importer()] {
         client
-            .get(&format!("/api/reviews/{id}?includeDeleted=true"))
+            .api()
+            .review(&id, true)
             .await
-            .expect(200);
+            .expect("read with deleted");
     }
 }
 
@@ -555,7 +590,8 @@ async fn include_deleted_by_an_editor_or_shared_token_is_200() {
 async fn include_deleted_must_be_a_boolean() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let id = create_doc(&ada, "Open", "link").await;
+    let id = create_doc(&ada, "Open", AccessMode::Link).await;
+    // Raw: not a boolean.
     ada.get(&format!("/api/reviews/{id}?includeDeleted=yes-please"))
         .await
         .expect_error(400, "invalid_request");

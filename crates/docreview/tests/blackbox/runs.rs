@@ -3,9 +3,16 @@
 //! them), the run's state machine, version staleness and who may do what (DESIGN.md §2, §4.4;
 //! docs/api.md "Runs").
 
-use serde_json::{Value, json};
+use docreview_client::api::{
+    AccessInput, AccessMode, BatchComment, BatchItemError, Category, CommentView, CreateReview,
+    FinishRun, Locator, NewComment, NewReply, NewRunComments, Position, Provider, ReviewInput,
+    ReviewView, RunCommentsWritten, RunKind, RunStatus, RunView, SourceInput, StartRun,
+    VersionMode,
+};
+use docreview_client::{Error, HtmlFile, VersionUpload};
+use serde_json::json;
 
-use crate::support::{Client, Reply, Server, html_part};
+use crate::support::{Client, Server, quote, refused};
 
 const HTML: &str = "<!doctype html><html><body>\
 <h1 id=\"intro\">Intro</h1><p>The cat sat on the mat.</p>\
@@ -23,16 +30,40 @@ struct Doc {
 async fn setup() -> Doc {
     let server = Server::start();
     let owner = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let review = owner.create_review("Pets", HTML).await;
+    let review = owner.upload("Pets", HTML).await;
     Doc {
-        id: review["reviewId"].as_str().expect("reviewId").to_string(),
-        version: review["latestVersionId"]
-            .as_str()
-            .expect("latestVersionId")
-            .to_string(),
+        id: review.review_id,
+        version: review.latest_version_id,
         agent: server.agent(),
         owner,
         server,
+    }
+}
+
+/// A comment with only a body (no category, no place: the whole document).
+fn plain(body: &str) -> NewComment {
+    NewComment {
+        body: body.to_string(),
+        category: None,
+        locator: None,
+        base_comments_revision: None,
+    }
+}
+
+/// A comment quoting `exact`, as `run_note` writes it.
+fn quoting_note(exact: &str) -> NewComment {
+    NewComment {
+        locator: Some(quote(exact)),
+        ..plain(&format!("about {exact}"))
+    }
+}
+
+/// A reply written inside the run `run_id`.
+fn run_reply(body: &str, run_id: &str) -> NewReply {
+    NewReply {
+        body: body.to_string(),
+        run_id: Some(run_id.to_string()),
+        base_comments_revision: None,
     }
 }
 
@@ -45,86 +76,124 @@ impl Doc {
         format!("/api/reviews/{}/ai-review-runs/{run_id}", self.id)
     }
 
-    fn comment(&self, comment_id: &str) -> String {
-        format!("/api/reviews/{}/comments/{comment_id}", self.id)
-    }
-
     /// An internal member: a viewer on this link-mode document.
     fn viewer(&self, email: &str) -> Client {
         self.server.user(email, "Viewer", &[], "comments")
     }
 
-    /// Starts a run and returns the Run.
-    async fn start(&self, client: &Client) -> Value {
-        let reply = client.post(&self.runs(), &json!({})).await;
-        reply.expect(201)["run"].clone()
+    /// Starts a run with the defaults.
+    async fn try_start(&self, client: &Client) -> docreview_client::Result<RunView> {
+        client.api().start_run(&self.id, &StartRun::default()).await
     }
 
-    async fn run_comment(&self, client: &Client, run_id: &str, body: Value) -> Reply {
-        client
-            .post(&format!("{}/comments", self.run(run_id)), &body)
-            .await
+    /// Starts a run and returns the Run.
+    async fn start(&self, client: &Client) -> RunView {
+        self.try_start(client).await.expect("start a run")
+    }
+
+    async fn run_comment(
+        &self,
+        client: &Client,
+        run_id: &str,
+        input: &NewComment,
+    ) -> docreview_client::Result<docreview_client::api::CommentWritten> {
+        client.api().add_run_comment(&self.id, run_id, input).await
     }
 
     /// Writes a run comment quoting `exact`; returns the comment.
-    async fn run_note(&self, client: &Client, run_id: &str, exact: &str) -> Value {
-        let body =
-            json!({ "body": format!("about {exact}"), "locator": { "quote": { "exact": exact } } });
-        let reply = self.run_comment(client, run_id, body).await;
-        reply.expect(201)["comment"].clone()
-    }
-
-    async fn finish(&self, client: &Client, run_id: &str, status: &str) -> Reply {
-        client
-            .patch(&self.run(run_id), &json!({ "status": status }))
+    async fn run_note(&self, client: &Client, run_id: &str, exact: &str) -> CommentView {
+        self.run_comment(client, run_id, &quoting_note(exact))
             .await
+            .expect("run comment")
+            .comment
     }
 
-    async fn review(&self, client: &Client) -> Value {
-        let reply = client.get(&format!("/api/reviews/{}", self.id)).await;
-        reply.expect(200)["review"].clone()
+    async fn finish(
+        &self,
+        client: &Client,
+        run_id: &str,
+        status: RunStatus,
+    ) -> docreview_client::Result<RunView> {
+        let input = FinishRun {
+            status,
+            summary: None,
+            base_comments_revision: None,
+        };
+        client.api().finish_run(&self.id, run_id, &input).await
     }
 
-    async fn review_with_deleted(&self, client: &Client) -> Value {
-        let reply = client
-            .get(&format!("/api/reviews/{}?includeDeleted=true", self.id))
-            .await;
-        reply.expect(200)["review"].clone()
+    async fn review(&self, client: &Client) -> ReviewView {
+        client.api().review(&self.id, false).await.expect("review")
+    }
+
+    async fn review_with_deleted(&self, client: &Client) -> ReviewView {
+        client
+            .api()
+            .review(&self.id, true)
+            .await
+            .expect("review with deleted")
     }
 
     async fn add_version(&self, html: &str) -> String {
-        let form =
-            reqwest::multipart::Form::new().part("file", html_part(html.as_bytes(), "v2.html"));
-        let reply = self
-            .owner
-            .multipart(&format!("/api/reviews/{}/import-html", self.id), form)
-            .await;
-        reply.expect(201)["review"]["latestVersionId"]
-            .as_str()
-            .expect("latestVersionId")
-            .to_string()
+        let file = HtmlFile {
+            name: "v2.html".into(),
+            bytes: html.as_bytes().to_vec(),
+        };
+        let upload = VersionUpload {
+            mode: VersionMode::AddVersion,
+            label: None,
+            base_version_id: None,
+        };
+        self.owner
+            .api()
+            .import_version(&self.id, &file, &upload)
+            .await
+            .expect("new version")
+            .latest_version_id
+    }
+
+    async fn batch(
+        &self,
+        client: &Client,
+        run_id: &str,
+        input: &NewRunComments,
+    ) -> docreview_client::Result<RunCommentsWritten> {
+        client.api().add_run_comments(&self.id, run_id, input).await
     }
 }
 
-fn id_of(value: &Value) -> String {
-    value["id"].as_str().expect("id").to_string()
+fn find<'a>(review: &'a ReviewView, comment_id: &str) -> Option<&'a CommentView> {
+    review.comments.iter().find(|c| c.id == comment_id)
 }
 
-fn find<'a>(review: &'a Value, comment_id: &str) -> Option<&'a Value> {
-    review["comments"]
-        .as_array()
-        .expect("comments array")
+fn run_in<'a>(review: &'a ReviewView, run_id: &str) -> &'a RunView {
+    review
+        .ai_review_runs
         .iter()
-        .find(|c| c["id"] == comment_id)
-}
-
-fn run_in<'a>(review: &'a Value, run_id: &str) -> &'a Value {
-    review["aiReviewRuns"]
-        .as_array()
-        .expect("aiReviewRuns array")
-        .iter()
-        .find(|r| r["id"] == run_id)
+        .find(|r| r.id == run_id)
         .expect("run listed in aiReviewRuns")
+}
+
+/// The latest version id a `stale_target_version` refusal names.
+#[track_caller]
+fn stale_latest(error: &Error) -> &str {
+    match error {
+        Error::StaleVersion {
+            latest_version_id, ..
+        } => latest_version_id,
+        other => panic!("not a stale version: {other:?}"),
+    }
+}
+
+/// The current revision a `comments revision conflict` names.
+#[track_caller]
+fn current_revision(error: &Error) -> i64 {
+    match error {
+        Error::RevisionConflict {
+            current_revision, ..
+        } => *current_revision,
+        other => panic!("not a revision conflict: {other:?}"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -134,6 +203,7 @@ fn run_in<'a>(review: &'a Value, run_id: &str) -> &'a Value {
 #[tokio::test]
 async fn starting_a_run_defaults_to_a_running_ai_review_on_the_latest_version() {
     let doc = setup().await;
+    // Raw: that `completedTs` and `summary` are absent from the answer (not null) is the point.
     let reply = doc.agent.post(&doc.runs(), &json!({})).await;
     let run = reply.expect(201)["run"].clone();
     assert!(run["id"].as_str().expect("id").starts_with("run_"));
@@ -148,37 +218,47 @@ async fn starting_a_run_defaults_to_a_running_ai_review_on_the_latest_version() 
     assert_eq!(run["id"].as_str().map(str::len), Some(4 + 26));
 
     let review = doc.review(&doc.owner).await;
-    let listed = run_in(&review, &id_of(&run));
-    assert_eq!(listed["status"], "running");
-    assert_eq!(listed["versionId"], doc.version.as_str());
+    let listed = run_in(&review, run["id"].as_str().expect("id"));
+    assert_eq!(listed.status, RunStatus::Running);
+    assert_eq!(listed.version_id, doc.version);
     // Starting a run is not a comment change.
-    assert_eq!(review["commentsRevision"], 0);
+    assert_eq!(review.comments_revision, 0);
 }
 
 #[tokio::test]
 async fn starting_a_run_accepts_kind_title_and_the_latest_version_id() {
     let doc = setup().await;
-    let reply = doc
+    let input = StartRun {
+        kind: Some(RunKind::Voice),
+        title: Some("Dictation".into()),
+        version_id: Some(doc.version.clone()),
+    };
+    let run = doc
         .agent
-        .post(
-            &doc.runs(),
-            &json!({ "kind": "voice", "title": "Dictation", "versionId": doc.version }),
-        )
-        .await;
-    let run = &reply.expect(201)["run"];
-    assert_eq!(run["kind"], "voice");
-    assert_eq!(run["title"], "Dictation");
-    assert_eq!(run["versionId"], doc.version.as_str());
-    let explicit = doc
+        .api()
+        .start_run(&doc.id, &input)
+        .await
+        .expect("start");
+    assert_eq!(run.kind, RunKind::Voice);
+    assert_eq!(run.title, "Dictation");
+    assert_eq!(run.version_id, doc.version);
+    let explicit = StartRun {
+        kind: Some(RunKind::AiReview),
+        ..StartRun::default()
+    };
+    let run = doc
         .agent
-        .post(&doc.runs(), &json!({ "kind": "ai_review" }))
-        .await;
-    assert_eq!(explicit.expect(201)["run"]["kind"], "ai_review");
+        .api()
+        .start_run(&doc.id, &explicit)
+        .await
+        .expect("start");
+    assert_eq!(run.kind, RunKind::AiReview);
 }
 
 #[tokio::test]
 async fn starting_a_run_with_an_unknown_kind_is_rejected() {
     let doc = setup().await;
+    // Raw: kinds the API does not have, and a number.
     for kind in [json!("human"), json!("AI_REVIEW"), json!(1)] {
         doc.agent
             .post(&doc.runs(), &json!({ "kind": kind }))
@@ -186,58 +266,66 @@ async fn starting_a_run_with_an_unknown_kind_is_rejected() {
             .expect_error(400, "invalid_request");
     }
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["aiReviewRuns"], json!([]));
+    assert!(review.ai_review_runs.is_empty());
 }
 
 #[tokio::test]
 async fn starting_a_run_on_an_older_version_is_stale_target_version() {
     let doc = setup().await;
     let v2 = doc.add_version(&HTML.replace("rug", "sofa")).await;
-    let reply = doc
-        .agent
-        .post(&doc.runs(), &json!({ "versionId": doc.version }))
-        .await;
-    assert_eq!(
-        reply.expect_error(409, "stale_target_version")["latestVersionId"],
-        v2.as_str()
+    let input = StartRun {
+        version_id: Some(doc.version.clone()),
+        ..StartRun::default()
+    };
+    let error = refused(
+        doc.agent.api().start_run(&doc.id, &input).await,
+        409,
+        "stale_target_version",
     );
+    assert_eq!(stale_latest(&error), v2);
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["aiReviewRuns"], json!([]));
+    assert!(review.ai_review_runs.is_empty());
     // Without a versionId the run targets the latest version.
     let run = doc.start(&doc.agent).await;
-    assert_eq!(run["versionId"], v2.as_str());
+    assert_eq!(run.version_id, v2);
 }
 
 #[tokio::test]
 async fn starting_a_run_on_a_version_of_no_such_document_is_rejected() {
     let doc = setup().await;
-    doc.agent
-        .post(
-            &doc.runs(),
-            &json!({ "versionId": "ver_00000000000000000000000000" }),
-        )
-        .await
-        .expect_error(400, "invalid_request");
-    assert_eq!(doc.review(&doc.owner).await["aiReviewRuns"], json!([]));
+    let input = StartRun {
+        version_id: Some("ver_00000000000000000000000000".into()),
+        ..StartRun::default()
+    };
+    refused(
+        doc.agent.api().start_run(&doc.id, &input).await,
+        400,
+        "invalid_request",
+    );
+    assert!(doc.review(&doc.owner).await.ai_review_runs.is_empty());
 }
 
 #[tokio::test]
 async fn starting_a_run_on_an_unknown_document_is_404() {
     let doc = setup().await;
-    doc.agent
-        .post("/api/reviews/rv_nosuchdocument/ai-review-runs", &json!({}))
-        .await
-        .expect_error(404, "not_found");
+    refused(
+        doc.agent
+            .api()
+            .start_run("rv_nosuchdocument", &StartRun::default())
+            .await,
+        404,
+        "not_found",
+    );
 }
 
 #[tokio::test]
 async fn starting_a_run_without_credentials_is_401() {
     let doc = setup().await;
-    doc.server
-        .client(None)
-        .post(&doc.runs(), &json!({}))
-        .await
-        .expect_error(401, "unauthorized");
+    refused(
+        doc.try_start(&doc.server.client(None)).await,
+        401,
+        "unauthorized",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,135 +336,157 @@ async fn starting_a_run_without_credentials_is_401() {
 async fn run_comment_is_provisional_for_every_reader_while_the_run_runs() {
     let doc = setup().await;
     let run = doc.start(&doc.agent).await;
-    let run_id = id_of(&run);
-    let reply = doc
-        .run_comment(
-            &doc.agent,
-            &run_id,
-            json!({ "body": "Consider rewording", "category": "revise",
-                    "locator": { "quote": { "exact": "cat sat" } } }),
-        )
-        .await;
-    let written = reply.expect(201).clone();
-    assert_eq!(written["commentsRevision"], 1);
-    let comment = &written["comment"];
-    let cid = id_of(comment);
-    assert_eq!(comment["provisional"], true);
-    assert_eq!(comment["runId"], run_id.as_str());
-    assert_eq!(comment["category"], "revise");
-    assert_eq!(comment["author"]["provider"], "service");
-    assert_eq!(comment["anchor"]["sectionId"], "intro");
+    let run_id = run.id.as_str();
+    let input = NewComment {
+        category: Some(Category::Revise),
+        locator: Some(quote("cat sat")),
+        ..plain("Consider rewording")
+    };
+    let written = doc
+        .run_comment(&doc.agent, run_id, &input)
+        .await
+        .expect("run comment");
+    assert_eq!(written.comments_revision, 1);
+    let comment = &written.comment;
+    let cid = comment.id.clone();
+    assert!(comment.provisional);
+    assert_eq!(comment.run_id.as_deref(), Some(run_id));
+    assert_eq!(comment.category, Category::Revise);
+    assert_eq!(comment.author.provider, Provider::Service);
+    assert_eq!(comment.anchor.section_id.as_deref(), Some("intro"));
 
     let vic = doc.viewer("vic@example.com");
     for reader in [&doc.owner, &vic, &doc.agent] {
         let review = doc.review(reader).await;
         let seen = find(&review, &cid).expect("run comment visible");
-        assert_eq!(seen["provisional"], true);
-        assert_eq!(seen["runId"], run_id.as_str());
-        assert_eq!(run_in(&review, &run_id)["commentIds"], json!([cid]));
+        assert!(seen.provisional);
+        assert_eq!(seen.run_id.as_deref(), Some(run_id));
+        assert_eq!(
+            run_in(&review, run_id).comment_ids,
+            std::slice::from_ref(&cid)
+        );
     }
 }
 
 #[tokio::test]
 async fn completing_a_run_makes_its_comments_final_in_one_comment_change() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let first = id_of(&doc.run_note(&doc.agent, &run_id, "cat sat").await);
-    let second = id_of(&doc.run_note(&doc.agent, &run_id, "dog lay").await);
-    assert_eq!(doc.review(&doc.owner).await["commentsRevision"], 2);
+    let run_id = doc.start(&doc.agent).await.id;
+    let first = doc.run_note(&doc.agent, &run_id, "cat sat").await.id;
+    let second = doc.run_note(&doc.agent, &run_id, "dog lay").await.id;
+    assert_eq!(doc.review(&doc.owner).await.comments_revision, 2);
 
-    let reply = doc
+    let input = FinishRun {
+        status: RunStatus::Completed,
+        summary: Some("Two remarks.".into()),
+        base_comments_revision: None,
+    };
+    let run = doc
         .agent
-        .patch(
-            &doc.run(&run_id),
-            &json!({ "status": "completed", "summary": "Two remarks." }),
-        )
-        .await;
-    let run = reply.expect(200)["run"].clone();
-    assert_eq!(run["status"], "completed");
-    assert_eq!(run["summary"], "Two remarks.");
-    assert!(run["completedTs"].is_string());
-    assert_eq!(run["commentIds"], json!([first, second]));
+        .api()
+        .finish_run(&doc.id, &run_id, &input)
+        .await
+        .expect("finish");
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(run.summary.as_deref(), Some("Two remarks."));
+    assert!(run.completed_ts.is_some());
+    assert_eq!(run.comment_ids, [first.clone(), second.clone()]);
 
     let vic = doc.viewer("vic@example.com");
     for reader in [&doc.owner, &vic, &doc.agent] {
         let review = doc.review(reader).await;
-        assert_eq!(review["commentsRevision"], 3);
+        assert_eq!(review.comments_revision, 3);
         for cid in [&first, &second] {
             let seen = find(&review, cid).expect("final comment");
-            assert_eq!(seen["provisional"], false);
-            assert!(seen.get("deletedTs").is_none());
+            assert!(!seen.provisional);
+            assert!(seen.deleted_ts.is_none());
         }
         let listed = run_in(&review, &run_id);
-        assert_eq!(listed["status"], "completed");
-        assert_eq!(listed["commentIds"], json!([first, second]));
+        assert_eq!(listed.status, RunStatus::Completed);
+        assert_eq!(listed.comment_ids, [first.clone(), second.clone()]);
     }
 }
 
-async fn abandoned_run_deletes_its_comments(status: &str) {
+async fn abandoned_run_deletes_its_comments(status: RunStatus) {
     let doc = setup().await;
-    let human = doc.owner.comment_on(&doc.id, "dog lay", "human note").await;
-    let human_id = id_of(&human["comment"]);
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let cid = id_of(&doc.run_note(&doc.agent, &run_id, "cat sat").await);
-    assert_eq!(doc.review(&doc.owner).await["commentsRevision"], 2);
+    let human = doc.owner.note_on(&doc.id, "dog lay", "human note").await;
+    let human_id = human.comment.id;
+    let run_id = doc.start(&doc.agent).await.id;
+    let cid = doc.run_note(&doc.agent, &run_id, "cat sat").await.id;
+    assert_eq!(doc.review(&doc.owner).await.comments_revision, 2);
 
-    let reply = doc.finish(&doc.agent, &run_id, status).await;
-    let run = reply.expect(200)["run"].clone();
-    assert_eq!(run["status"], status);
-    assert_eq!(run["commentIds"], json!([]));
-    assert!(run["completedTs"].is_string());
+    let run = doc
+        .finish(&doc.agent, &run_id, status)
+        .await
+        .expect("finish");
+    assert_eq!(run.status, status);
+    assert!(run.comment_ids.is_empty());
+    assert!(run.completed_ts.is_some());
 
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], 3);
+    assert_eq!(review.comments_revision, 3);
     assert!(find(&review, &cid).is_none(), "run comment is gone");
     assert!(find(&review, &human_id).is_some(), "human comment stays");
     let listed = run_in(&review, &run_id);
-    assert_eq!(listed["status"], status);
-    assert_eq!(listed["commentIds"], json!([]));
+    assert_eq!(listed.status, status);
+    assert!(listed.comment_ids.is_empty());
 
     let with_deleted = doc.review_with_deleted(&doc.owner).await;
     let deleted = find(&with_deleted, &cid).expect("kept with deletedTs");
-    assert!(deleted["deletedTs"].is_string(), "deletedTs: {deleted}");
-    assert_eq!(deleted["provisional"], false);
-    assert!(find(&with_deleted, &human_id).expect("human")["deletedTs"].is_null());
+    assert!(deleted.deleted_ts.is_some(), "deletedTs: {deleted:?}");
+    assert!(!deleted.provisional);
+    assert!(
+        find(&with_deleted, &human_id)
+            .expect("human")
+            .deleted_ts
+            .is_none()
+    );
 
     // Deleted run comments are 404 to every later write.
-    doc.owner
-        .post(
-            &format!("{}/thread", doc.comment(&cid)),
-            &json!({ "body": "late reply" }),
-        )
-        .await
-        .expect_error(404, "not_found");
+    let late = NewReply {
+        body: "late reply".into(),
+        run_id: None,
+        base_comments_revision: None,
+    };
+    refused(
+        doc.owner.api().reply(&doc.id, &cid, &late).await,
+        404,
+        "not_found",
+    );
 }
 
 #[tokio::test]
 async fn failing_a_run_deletes_its_comments() {
-    abandoned_run_deletes_its_comments("failed").await;
+    abandoned_run_deletes_its_comments(RunStatus::Failed).await;
 }
 
 #[tokio::test]
 async fn cancelling_a_run_deletes_its_comments() {
-    abandoned_run_deletes_its_comments("cancelled").await;
+    abandoned_run_deletes_its_comments(RunStatus::Cancelled).await;
 }
 
 #[tokio::test]
 async fn finishing_a_run_twice_is_invalid_transition() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let cid = id_of(&doc.run_note(&doc.agent, &run_id, "cat sat").await);
-    doc.finish(&doc.agent, &run_id, "completed")
+    let run_id = doc.start(&doc.agent).await.id;
+    let cid = doc.run_note(&doc.agent, &run_id, "cat sat").await.id;
+    doc.finish(&doc.agent, &run_id, RunStatus::Completed)
         .await
-        .expect(200);
-    for status in ["completed", "failed", "cancelled"] {
-        doc.finish(&doc.agent, &run_id, status)
-            .await
-            .expect_error(409, "invalid_transition");
+        .expect("complete");
+    for status in [
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+    ] {
+        refused(
+            doc.finish(&doc.agent, &run_id, status).await,
+            409,
+            "invalid_transition",
+        );
     }
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], 2);
-    assert_eq!(run_in(&review, &run_id)["status"], "completed");
+    assert_eq!(review.comments_revision, 2);
+    assert_eq!(run_in(&review, &run_id).status, RunStatus::Completed);
     assert!(
         find(&review, &cid).is_some(),
         "a late cancel deletes nothing"
@@ -386,186 +496,211 @@ async fn finishing_a_run_twice_is_invalid_transition() {
 #[tokio::test]
 async fn finishing_with_status_running_is_rejected() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    doc.finish(&doc.agent, &run_id, "running")
-        .await
-        .expect_error(400, "invalid_request");
-    for status in [json!("done"), json!(null)] {
+    let run_id = doc.start(&doc.agent).await.id;
+    // Raw: a finish may only name completed, failed or cancelled (the schema's pattern); these
+    // are outside it.
+    for status in [json!("running"), json!("done"), json!(null)] {
         doc.agent
             .patch(&doc.run(&run_id), &json!({ "status": status }))
             .await
             .expect_error(400, "invalid_request");
     }
     let review = doc.review(&doc.owner).await;
-    assert_eq!(run_in(&review, &run_id)["status"], "running");
-    assert_eq!(review["commentsRevision"], 0);
+    assert_eq!(run_in(&review, &run_id).status, RunStatus::Running);
+    assert_eq!(review.comments_revision, 0);
 }
 
 #[tokio::test]
 async fn finishing_an_unknown_run_is_404() {
     let doc = setup().await;
-    doc.finish(&doc.agent, "run_nosuchrun", "completed")
-        .await
-        .expect_error(404, "not_found");
+    refused(
+        doc.finish(&doc.agent, "run_nosuchrun", RunStatus::Completed)
+            .await,
+        404,
+        "not_found",
+    );
     // A run of another document is unknown here.
-    let other = doc.owner.create_review("Other", HTML).await;
-    let other_id = other["reviewId"].as_str().expect("id");
-    let foreign = doc
+    let other = doc.owner.upload("Other", HTML).await;
+    let foreign_run = doc
         .agent
-        .post(
-            &format!("/api/reviews/{other_id}/ai-review-runs"),
-            &json!({}),
-        )
-        .await;
-    let foreign_run = id_of(&foreign.expect(201)["run"]);
-    doc.finish(&doc.agent, &foreign_run, "completed")
+        .api()
+        .start_run(&other.review_id, &StartRun::default())
         .await
-        .expect_error(404, "not_found");
+        .expect("foreign run")
+        .id;
+    refused(
+        doc.finish(&doc.agent, &foreign_run, RunStatus::Completed)
+            .await,
+        404,
+        "not_found",
+    );
 }
 
 #[tokio::test]
 async fn comment_into_an_unknown_run_is_404() {
     let doc = setup().await;
-    doc.run_comment(&doc.agent, "run_nosuchrun", json!({ "body": "b" }))
-        .await
-        .expect_error(404, "not_found");
-    assert_eq!(doc.review(&doc.owner).await["commentsRevision"], 0);
+    refused(
+        doc.run_comment(&doc.agent, "run_nosuchrun", &plain("b"))
+            .await,
+        404,
+        "not_found",
+    );
+    assert_eq!(doc.review(&doc.owner).await.comments_revision, 0);
 }
 
 #[tokio::test]
 async fn comment_into_a_run_of_another_document_is_404() {
     let doc = setup().await;
-    let other = doc.owner.create_review("Other", HTML).await;
-    let other_id = other["reviewId"].as_str().expect("id");
-    let foreign = doc
+    let other = doc.owner.upload("Other", HTML).await;
+    let foreign_run = doc
         .agent
-        .post(
-            &format!("/api/reviews/{other_id}/ai-review-runs"),
-            &json!({}),
-        )
-        .await;
-    let foreign_run = id_of(&foreign.expect(201)["run"]);
-    doc.run_comment(&doc.agent, &foreign_run, json!({ "body": "b" }))
+        .api()
+        .start_run(&other.review_id, &StartRun::default())
         .await
-        .expect_error(404, "not_found");
-    assert_eq!(doc.review(&doc.owner).await["commentsRevision"], 0);
+        .expect("foreign run")
+        .id;
+    refused(
+        doc.run_comment(&doc.agent, &foreign_run, &plain("b")).await,
+        404,
+        "not_found",
+    );
+    assert_eq!(doc.review(&doc.owner).await.comments_revision, 0);
 }
 
 #[tokio::test]
 async fn comment_into_a_finished_run_is_invalid_transition() {
     let doc = setup().await;
-    for status in ["completed", "failed", "cancelled"] {
-        let run_id = id_of(&doc.start(&doc.agent).await);
-        doc.finish(&doc.agent, &run_id, status).await.expect(200);
-        let before = doc.review(&doc.owner).await["commentsRevision"].clone();
-        doc.run_comment(&doc.agent, &run_id, json!({ "body": "too late" }))
+    for status in [
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+    ] {
+        let run_id = doc.start(&doc.agent).await.id;
+        doc.finish(&doc.agent, &run_id, status)
             .await
-            .expect_error(409, "invalid_transition");
+            .expect("finish");
+        let before = doc.review(&doc.owner).await.comments_revision;
+        refused(
+            doc.run_comment(&doc.agent, &run_id, &plain("too late"))
+                .await,
+            409,
+            "invalid_transition",
+        );
         let review = doc.review(&doc.owner).await;
-        assert_eq!(review["commentsRevision"], before, "after {status}");
-        assert_eq!(review["comments"], json!([]));
+        assert_eq!(review.comments_revision, before, "after {status}");
+        assert!(review.comments.is_empty());
     }
 }
 
 #[tokio::test]
 async fn run_comment_after_a_new_version_is_stale_target_version() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
+    let run_id = doc.start(&doc.agent).await.id;
     let v2 = doc.add_version(&HTML.replace("rug", "sofa")).await;
-    let before = doc.review(&doc.owner).await["commentsRevision"].clone();
-    let reply = doc
-        .run_comment(
-            &doc.agent,
-            &run_id,
-            json!({ "body": "b", "locator": { "quote": { "exact": "cat sat" } } }),
-        )
-        .await;
-    assert_eq!(
-        reply.expect_error(409, "stale_target_version")["latestVersionId"],
-        v2.as_str()
+    let before = doc.review(&doc.owner).await.comments_revision;
+    let input = NewComment {
+        locator: Some(quote("cat sat")),
+        ..plain("b")
+    };
+    let error = refused(
+        doc.run_comment(&doc.agent, &run_id, &input).await,
+        409,
+        "stale_target_version",
     );
+    assert_eq!(stale_latest(&error), v2);
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], before);
-    assert_eq!(review["comments"], json!([]));
+    assert_eq!(review.comments_revision, before);
+    assert!(review.comments.is_empty());
 }
 
 #[tokio::test]
 async fn reply_into_a_run_after_a_new_version_is_stale_target_version() {
     let doc = setup().await;
-    let human = doc.owner.comment_on(&doc.id, "cat sat", "Why?").await;
-    let cid = id_of(&human["comment"]);
-    let run_id = id_of(&doc.start(&doc.agent).await);
+    let human = doc.owner.note_on(&doc.id, "cat sat", "Why?").await;
+    let cid = human.comment.id;
+    let run_id = doc.start(&doc.agent).await.id;
     let v2 = doc.add_version(&HTML.replace("rug", "sofa")).await;
-    let before = doc.review(&doc.owner).await["commentsRevision"].clone();
-    let reply = doc
-        .agent
-        .post(
-            &format!("{}/thread", doc.comment(&cid)),
-            &json!({ "body": "late", "runId": run_id }),
-        )
-        .await;
-    assert_eq!(
-        reply.expect_error(409, "stale_target_version")["latestVersionId"],
-        v2.as_str()
+    let before = doc.review(&doc.owner).await.comments_revision;
+    let error = refused(
+        doc.agent
+            .api()
+            .reply(&doc.id, &cid, &run_reply("late", &run_id))
+            .await,
+        409,
+        "stale_target_version",
     );
+    assert_eq!(stale_latest(&error), v2);
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], before);
-    assert_eq!(find(&review, &cid).expect("comment")["thread"], json!([]));
+    assert_eq!(review.comments_revision, before);
+    assert!(find(&review, &cid).expect("comment").thread.is_empty());
 }
 
 #[tokio::test]
 async fn run_comment_validates_body_and_locator() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
+    let run_id = doc.start(&doc.agent).await.id;
+    // Raw: an empty or too long body and an unknown category are outside the schema.
     for body in [
         json!({ "body": "" }),
         json!({ "body": "x".repeat(20_001) }),
         json!({ "body": "b", "category": "praise" }),
-        json!({ "body": "b", "locator": { "quote": { "exact": "unicorn" } } }),
-        json!({ "body": "b", "locator": { "sectionId": "nowhere" } }),
-        json!({ "body": "b", "locator": { "position": { "start": 4, "end": 2 } } }),
     ] {
-        doc.run_comment(&doc.agent, &run_id, body)
+        doc.agent
+            .post(&format!("{}/comments", doc.run(&run_id)), &body)
             .await
             .expect_error(400, "invalid_request");
     }
+    let inverted = Locator {
+        position: Some(Position { start: 4, end: 2 }),
+        ..Locator::default()
+    };
+    let nowhere = Locator {
+        section_id: Some("nowhere".into()),
+        ..Locator::default()
+    };
+    for locator in [quote("unicorn"), nowhere, inverted] {
+        let input = NewComment {
+            locator: Some(locator),
+            ..plain("b")
+        };
+        refused(
+            doc.run_comment(&doc.agent, &run_id, &input).await,
+            400,
+            "invalid_request",
+        );
+    }
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], 0);
-    assert_eq!(run_in(&review, &run_id)["commentIds"], json!([]));
+    assert_eq!(review.comments_revision, 0);
+    assert!(run_in(&review, &run_id).comment_ids.is_empty());
 }
 
 #[tokio::test]
 async fn run_comment_with_a_stale_base_revision_conflicts() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
+    let run_id = doc.start(&doc.agent).await.id;
     doc.run_note(&doc.agent, &run_id, "cat sat").await;
-    let reply = doc
-        .run_comment(
-            &doc.agent,
-            &run_id,
-            json!({ "body": "b", "baseCommentsRevision": 0 }),
-        )
-        .await;
-    assert_eq!(
-        reply.expect_error(409, "comments revision conflict")["currentRevision"],
-        1
+    let stale = NewComment {
+        base_comments_revision: Some(0),
+        ..plain("b")
+    };
+    let error = refused(
+        doc.run_comment(&doc.agent, &run_id, &stale).await,
+        409,
+        "comments revision conflict",
     );
+    assert_eq!(current_revision(&error), 1);
+    let current = NewComment {
+        base_comments_revision: Some(1),
+        ..plain("b")
+    };
     let ok = doc
-        .run_comment(
-            &doc.agent,
-            &run_id,
-            json!({ "body": "b", "baseCommentsRevision": 1 }),
-        )
-        .await;
-    assert_eq!(ok.expect(201)["commentsRevision"], 2);
+        .run_comment(&doc.agent, &run_id, &current)
+        .await
+        .expect("written");
+    assert_eq!(ok.comments_revision, 2);
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], 2);
-    assert_eq!(
-        run_in(&review, &run_id)["commentIds"]
-            .as_array()
-            .map(Vec::len),
-        Some(2)
-    );
+    assert_eq!(review.comments_revision, 2);
+    assert_eq!(run_in(&review, &run_id).comment_ids.len(), 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -575,87 +710,89 @@ async fn run_comment_with_a_stale_base_revision_conflicts() {
 #[tokio::test]
 async fn reply_with_run_id_is_provisional_and_deleted_when_the_run_is_cancelled() {
     let doc = setup().await;
-    let human = doc.owner.comment_on(&doc.id, "cat sat", "Why?").await;
-    let cid = id_of(&human["comment"]);
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let reply = doc
+    let human = doc.owner.note_on(&doc.id, "cat sat", "Why?").await;
+    let cid = human.comment.id;
+    let run_id = doc.start(&doc.agent).await.id;
+    let written = doc
         .agent
-        .post(
-            &format!("{}/thread", doc.comment(&cid)),
-            &json!({ "body": "Because.", "runId": run_id }),
-        )
-        .await;
-    let written = reply.expect(201).clone();
-    let mid = id_of(&written["message"]);
-    assert_eq!(written["message"]["provisional"], true);
-    assert_eq!(written["message"]["runId"], run_id.as_str());
+        .api()
+        .reply(&doc.id, &cid, &run_reply("Because.", &run_id))
+        .await
+        .expect("reply");
+    let mid = written.message.id.clone();
+    assert!(written.message.provisional);
+    assert_eq!(written.message.run_id.as_deref(), Some(run_id.as_str()));
     let vic = doc.viewer("vic@example.com");
     let seen = doc.review(&vic).await;
-    let message = &find(&seen, &cid).expect("comment")["thread"][0];
-    assert_eq!(message["id"], mid.as_str());
-    assert_eq!(message["provisional"], true);
+    let message = &find(&seen, &cid).expect("comment").thread[0];
+    assert_eq!(message.id, mid);
+    assert!(message.provisional);
 
-    doc.finish(&doc.agent, &run_id, "cancelled")
+    doc.finish(&doc.agent, &run_id, RunStatus::Cancelled)
         .await
-        .expect(200);
+        .expect("cancel");
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], 3);
+    assert_eq!(review.comments_revision, 3);
     let comment = find(&review, &cid).expect("the human comment stays");
-    assert_eq!(comment["thread"], json!([]));
+    assert!(comment.thread.is_empty());
     let with_deleted = doc.review_with_deleted(&doc.owner).await;
-    let message = &find(&with_deleted, &cid).expect("comment")["thread"][0];
-    assert_eq!(message["id"], mid.as_str());
-    assert!(message["deletedTs"].is_string(), "deletedTs: {message}");
+    let message = &find(&with_deleted, &cid).expect("comment").thread[0];
+    assert_eq!(message.id, mid);
+    assert!(message.deleted_ts.is_some(), "deletedTs: {message:?}");
 }
 
 #[tokio::test]
 async fn reply_with_run_id_becomes_final_when_the_run_completes() {
     let doc = setup().await;
-    let human = doc.owner.comment_on(&doc.id, "cat sat", "Why?").await;
-    let cid = id_of(&human["comment"]);
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let reply = doc
+    let human = doc.owner.note_on(&doc.id, "cat sat", "Why?").await;
+    let cid = human.comment.id;
+    let run_id = doc.start(&doc.agent).await.id;
+    let mid = doc
         .agent
-        .post(
-            &format!("{}/thread", doc.comment(&cid)),
-            &json!({ "body": "Because.", "runId": run_id }),
-        )
-        .await;
-    let mid = id_of(&reply.expect(201)["message"]);
-    doc.finish(&doc.agent, &run_id, "completed")
+        .api()
+        .reply(&doc.id, &cid, &run_reply("Because.", &run_id))
         .await
-        .expect(200);
+        .expect("reply")
+        .message
+        .id;
+    doc.finish(&doc.agent, &run_id, RunStatus::Completed)
+        .await
+        .expect("complete");
     let review = doc.review(&doc.owner).await;
-    let message = &find(&review, &cid).expect("comment")["thread"][0];
-    assert_eq!(message["id"], mid.as_str());
-    assert_eq!(message["provisional"], false);
-    assert!(message.get("deletedTs").is_none());
+    let message = &find(&review, &cid).expect("comment").thread[0];
+    assert_eq!(message.id, mid);
+    assert!(!message.provisional);
+    assert!(message.deleted_ts.is_none());
 }
 
 #[tokio::test]
 async fn reply_into_a_finished_or_unknown_run_is_refused() {
     let doc = setup().await;
-    let human = doc.owner.comment_on(&doc.id, "cat sat", "Why?").await;
-    let cid = id_of(&human["comment"]);
-    let thread = format!("{}/thread", doc.comment(&cid));
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    doc.finish(&doc.agent, &run_id, "completed")
+    let human = doc.owner.note_on(&doc.id, "cat sat", "Why?").await;
+    let cid = human.comment.id;
+    let run_id = doc.start(&doc.agent).await.id;
+    doc.finish(&doc.agent, &run_id, RunStatus::Completed)
         .await
-        .expect(200);
-    doc.agent
-        .post(&thread, &json!({ "body": "late", "runId": run_id }))
-        .await
-        .expect_error(409, "invalid_transition");
-    doc.agent
-        .post(
-            &thread,
-            &json!({ "body": "lost", "runId": "run_nosuchrun" }),
-        )
-        .await
-        .expect_error(404, "not_found");
+        .expect("complete");
+    refused(
+        doc.agent
+            .api()
+            .reply(&doc.id, &cid, &run_reply("late", &run_id))
+            .await,
+        409,
+        "invalid_transition",
+    );
+    refused(
+        doc.agent
+            .api()
+            .reply(&doc.id, &cid, &run_reply("lost", "run_nosuchrun"))
+            .await,
+        404,
+        "not_found",
+    );
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], 2);
-    assert_eq!(find(&review, &cid).expect("comment")["thread"], json!([]));
+    assert_eq!(review.comments_revision, 2);
+    assert!(find(&review, &cid).expect("comment").thread.is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -665,41 +802,48 @@ async fn reply_into_a_finished_or_unknown_run_is_refused() {
 #[tokio::test]
 async fn run_comment_can_be_cancelled_while_its_run_runs() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let cid = id_of(&doc.run_note(&doc.agent, &run_id, "cat sat").await);
-    let cancelled = doc.agent.delete(&doc.comment(&cid)).await;
+    let run_id = doc.start(&doc.agent).await.id;
+    let cid = doc.run_note(&doc.agent, &run_id, "cat sat").await.id;
+    // Raw: the whole answer, and nothing else, is the point.
+    let cancelled = doc
+        .agent
+        .delete(&format!("/api/reviews/{}/comments/{cid}", doc.id))
+        .await;
     assert_eq!(cancelled.expect(200), &json!({ "commentsRevision": 2 }));
     let review = doc.review(&doc.owner).await;
     assert!(find(&review, &cid).is_none());
-    assert_eq!(run_in(&review, &run_id)["commentIds"], json!([]));
+    assert!(run_in(&review, &run_id).comment_ids.is_empty());
 }
 
 #[tokio::test]
 async fn run_comment_cannot_be_cancelled_after_its_run_completed() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let cid = id_of(&doc.run_note(&doc.agent, &run_id, "cat sat").await);
-    doc.finish(&doc.agent, &run_id, "completed")
+    let run_id = doc.start(&doc.agent).await.id;
+    let cid = doc.run_note(&doc.agent, &run_id, "cat sat").await.id;
+    doc.finish(&doc.agent, &run_id, RunStatus::Completed)
         .await
-        .expect(200);
-    doc.agent
-        .delete(&doc.comment(&cid))
-        .await
-        .expect_error(403, "forbidden");
+        .expect("complete");
+    refused(
+        doc.agent.api().cancel_comment(&doc.id, &cid, None).await,
+        403,
+        "forbidden",
+    );
     let review = doc.review(&doc.owner).await;
     assert!(find(&review, &cid).is_some());
-    assert_eq!(review["commentsRevision"], 2);
+    assert_eq!(review.comments_revision, 2);
 }
 
 #[tokio::test]
 async fn viewer_cannot_cancel_another_callers_run_comment() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let cid = id_of(&doc.run_note(&doc.agent, &run_id, "cat sat").await);
+    let run_id = doc.start(&doc.agent).await.id;
+    let cid = doc.run_note(&doc.agent, &run_id, "cat sat").await.id;
     let vic = doc.viewer("vic@example.com");
-    vic.delete(&doc.comment(&cid))
-        .await
-        .expect_error(403, "forbidden");
+    refused(
+        vic.api().cancel_comment(&doc.id, &cid, None).await,
+        403,
+        "forbidden",
+    );
     assert!(find(&doc.review(&doc.owner).await, &cid).is_some());
 }
 
@@ -711,42 +855,42 @@ async fn viewer_cannot_cancel_another_callers_run_comment() {
 async fn import_token_cannot_operate_runs() {
     let doc = setup().await;
     let importer = doc.server.importer();
-    importer
-        .post(&doc.runs(), &json!({}))
-        .await
-        .expect_error(403, "forbidden");
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    doc.run_comment(&importer, &run_id, json!({ "body": "b" }))
-        .await
-        .expect_error(403, "forbidden");
-    doc.finish(&importer, &run_id, "completed")
-        .await
-        .expect_error(403, "forbidden");
+    refused(doc.try_start(&importer).await, 403, "forbidden");
+    let run_id = doc.start(&doc.agent).await.id;
+    refused(
+        doc.run_comment(&importer, &run_id, &plain("b")).await,
+        403,
+        "forbidden",
+    );
+    refused(
+        doc.finish(&importer, &run_id, RunStatus::Completed).await,
+        403,
+        "forbidden",
+    );
     let review = doc.review(&doc.owner).await;
     assert_eq!(
-        review["aiReviewRuns"].as_array().map(Vec::len),
-        Some(1),
+        review.ai_review_runs.len(),
+        1,
         "only the agent's run exists"
     );
-    assert_eq!(run_in(&review, &run_id)["status"], "running");
-    assert_eq!(review["comments"], json!([]));
+    assert_eq!(run_in(&review, &run_id).status, RunStatus::Running);
+    assert!(review.comments.is_empty());
 }
 
 #[tokio::test]
 async fn manage_token_cannot_operate_runs() {
     let doc = setup().await;
     let manager = doc.server.manager();
-    manager
-        .post(&doc.runs(), &json!({}))
-        .await
-        .expect_error(403, "forbidden");
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    doc.finish(&manager, &run_id, "cancelled")
-        .await
-        .expect_error(403, "forbidden");
+    refused(doc.try_start(&manager).await, 403, "forbidden");
+    let run_id = doc.start(&doc.agent).await.id;
+    refused(
+        doc.finish(&manager, &run_id, RunStatus::Cancelled).await,
+        403,
+        "forbidden",
+    );
     assert_eq!(
-        run_in(&doc.review(&doc.owner).await, &run_id)["status"],
-        "running"
+        run_in(&doc.review(&doc.owner).await, &run_id).status,
+        RunStatus::Running
     );
 }
 
@@ -755,78 +899,78 @@ async fn personal_token_with_comments_scope_operates_a_run() {
     let doc = setup().await;
     let vic = doc.viewer("vic@example.com");
     let run = doc.start(&vic).await;
-    let run_id = id_of(&run);
-    assert_eq!(run["status"], "running");
+    let run_id = run.id;
+    assert_eq!(run.status, RunStatus::Running);
     let comment = doc.run_note(&vic, &run_id, "dog lay").await;
-    assert_eq!(comment["author"]["displayName"], "Viewer");
-    assert_eq!(comment["author"]["provider"], "local");
-    assert_eq!(comment["provisional"], true);
+    assert_eq!(comment.author.display_name, "Viewer");
+    assert_eq!(comment.author.provider, Provider::Local);
+    assert!(comment.provisional);
     // The starter may finish their own run even as a viewer.
-    let finished = doc.finish(&vic, &run_id, "completed").await;
-    assert_eq!(finished.expect(200)["run"]["status"], "completed");
+    let finished = doc
+        .finish(&vic, &run_id, RunStatus::Completed)
+        .await
+        .expect("finish");
+    assert_eq!(finished.status, RunStatus::Completed);
     let review = doc.review(&doc.owner).await;
-    assert_eq!(
-        find(&review, &id_of(&comment)).expect("final")["provisional"],
-        false
-    );
+    assert!(!find(&review, &comment.id).expect("final").provisional);
 }
 
 #[tokio::test]
 async fn personal_token_without_comments_scope_is_insufficient_scope() {
     let doc = setup().await;
     let docs_only = doc.server.user("dora@example.com", "Dora", &[], "docs");
-    docs_only
-        .post(&doc.runs(), &json!({}))
-        .await
-        .expect_error(403, "insufficient_scope");
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    doc.run_comment(&docs_only, &run_id, json!({ "body": "b" }))
-        .await
-        .expect_error(403, "insufficient_scope");
-    doc.finish(&docs_only, &run_id, "completed")
-        .await
-        .expect_error(403, "insufficient_scope");
-    let human = doc.owner.comment_on(&doc.id, "cat sat", "Why?").await;
-    docs_only
-        .post(
-            &format!("{}/thread", doc.comment(&id_of(&human["comment"]))),
-            &json!({ "body": "b", "runId": run_id }),
-        )
-        .await
-        .expect_error(403, "insufficient_scope");
+    refused(doc.try_start(&docs_only).await, 403, "insufficient_scope");
+    let run_id = doc.start(&doc.agent).await.id;
+    refused(
+        doc.run_comment(&docs_only, &run_id, &plain("b")).await,
+        403,
+        "insufficient_scope",
+    );
+    refused(
+        doc.finish(&docs_only, &run_id, RunStatus::Completed).await,
+        403,
+        "insufficient_scope",
+    );
+    let human = doc.owner.note_on(&doc.id, "cat sat", "Why?").await;
+    refused(
+        docs_only
+            .api()
+            .reply(&doc.id, &human.comment.id, &run_reply("b", &run_id))
+            .await,
+        403,
+        "insufficient_scope",
+    );
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["aiReviewRuns"].as_array().map(Vec::len), Some(1));
-    assert_eq!(run_in(&review, &run_id)["status"], "running");
-    assert_eq!(review["commentsRevision"], 1);
+    assert_eq!(review.ai_review_runs.len(), 1);
+    assert_eq!(run_in(&review, &run_id).status, RunStatus::Running);
+    assert_eq!(review.comments_revision, 1);
 }
 
 #[tokio::test]
 async fn viewer_cannot_finish_another_callers_run() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let cid = id_of(&doc.run_note(&doc.agent, &run_id, "cat sat").await);
+    let run_id = doc.start(&doc.agent).await.id;
+    let cid = doc.run_note(&doc.agent, &run_id, "cat sat").await.id;
     let vic = doc.viewer("vic@example.com");
-    for status in ["completed", "cancelled"] {
-        doc.finish(&vic, &run_id, status)
-            .await
-            .expect_error(403, "forbidden");
+    for status in [RunStatus::Completed, RunStatus::Cancelled] {
+        refused(doc.finish(&vic, &run_id, status).await, 403, "forbidden");
     }
     let review = doc.review(&doc.owner).await;
-    assert_eq!(run_in(&review, &run_id)["status"], "running");
-    assert_eq!(
-        find(&review, &cid).expect("still there")["provisional"],
-        true
-    );
-    assert_eq!(review["commentsRevision"], 1);
+    assert_eq!(run_in(&review, &run_id).status, RunStatus::Running);
+    assert!(find(&review, &cid).expect("still there").provisional);
+    assert_eq!(review.comments_revision, 1);
 }
 
 #[tokio::test]
 async fn document_owner_may_finish_the_agents_run() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let cid = id_of(&doc.run_note(&doc.agent, &run_id, "cat sat").await);
-    let finished = doc.finish(&doc.owner, &run_id, "failed").await;
-    assert_eq!(finished.expect(200)["run"]["status"], "failed");
+    let run_id = doc.start(&doc.agent).await.id;
+    let cid = doc.run_note(&doc.agent, &run_id, "cat sat").await.id;
+    let finished = doc
+        .finish(&doc.owner, &run_id, RunStatus::Failed)
+        .await
+        .expect("finish");
+    assert_eq!(finished.status, RunStatus::Failed);
     assert!(find(&doc.review(&doc.owner).await, &cid).is_none());
 }
 
@@ -834,52 +978,75 @@ async fn document_owner_may_finish_the_agents_run() {
 async fn outsider_cannot_reach_runs_on_a_restricted_document() {
     let server = Server::start();
     let owner = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let created = owner
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Secret", "source": { "html": HTML },
-                                 "access": { "mode": "restricted" } } }),
-        )
-        .await;
-    let id = created.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    let runs = format!("/api/reviews/{id}/ai-review-runs");
-    let run_id = id_of(&server.agent().post(&runs, &json!({})).await.expect(201)["run"]);
+    let input = CreateReview {
+        review: ReviewInput {
+            title: Some("Secret".into()),
+            source: Some(SourceInput {
+                html: Some(HTML.into()),
+                label: None,
+            }),
+            access: Some(AccessInput {
+                mode: Some(AccessMode::Restricted),
+                allowed_users: None,
+            }),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    let id = owner
+        .api()
+        .create_review(&input)
+        .await
+        .expect("create")
+        .review_id;
+    let run_id = server
+        .agent()
+        .api()
+        .start_run(&id, &StartRun::default())
+        .await
+        .expect("run")
+        .id;
     let outsider = server.user("out@example.com", "Out", &[], "comments");
-    outsider
-        .post(&runs, &json!({}))
-        .await
-        .expect_error(404, "not_found");
-    outsider
-        .post(
-            &format!("{runs}/{run_id}/comments"),
-            &json!({ "body": "b" }),
-        )
-        .await
-        .expect_error(404, "not_found");
-    outsider
-        .patch(
-            &format!("{runs}/{run_id}"),
-            &json!({ "status": "cancelled" }),
-        )
-        .await
-        .expect_error(404, "not_found");
-    let review = owner.get(&format!("/api/reviews/{id}")).await;
-    let review = review.expect(200)["review"].clone();
-    assert_eq!(run_in(&review, &run_id)["status"], "running");
-    assert_eq!(review["aiReviewRuns"].as_array().map(Vec::len), Some(1));
+    refused(
+        outsider.api().start_run(&id, &StartRun::default()).await,
+        404,
+        "not_found",
+    );
+    refused(
+        outsider
+            .api()
+            .add_run_comment(&id, &run_id, &plain("b"))
+            .await,
+        404,
+        "not_found",
+    );
+    let cancel = FinishRun {
+        status: RunStatus::Cancelled,
+        summary: None,
+        base_comments_revision: None,
+    };
+    refused(
+        outsider.api().finish_run(&id, &run_id, &cancel).await,
+        404,
+        "not_found",
+    );
+    let review = owner.api().review(&id, false).await.expect("review");
+    assert_eq!(run_in(&review, &run_id).status, RunStatus::Running);
+    assert_eq!(review.ai_review_runs.len(), 1);
 }
 
 #[tokio::test]
 async fn run_starter_may_cancel_another_callers_item_in_their_run() {
     let doc = setup().await;
     let vic = doc.viewer("vic@example.com");
-    let run_id = id_of(&doc.start(&vic).await);
-    let cid = id_of(&doc.run_note(&doc.agent, &run_id, "cat sat").await);
-    let cancelled = vic.delete(&doc.comment(&cid)).await;
-    assert_eq!(cancelled.expect(200)["commentsRevision"], 2);
+    let run_id = doc.start(&vic).await.id;
+    let cid = doc.run_note(&doc.agent, &run_id, "cat sat").await.id;
+    let revision = vic
+        .api()
+        .cancel_comment(&doc.id, &cid, None)
+        .await
+        .expect("cancel");
+    assert_eq!(revision, 2);
     assert!(find(&doc.review(&doc.owner).await, &cid).is_none());
 }
 
@@ -890,376 +1057,364 @@ async fn run_starter_may_cancel_another_callers_item_in_their_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_finishes_of_one_run_let_exactly_one_win() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
+    let run_id = doc.start(&doc.agent).await.id;
     doc.run_note(&doc.agent, &run_id, "cat sat").await;
-    let statuses = ["completed", "failed", "cancelled", "completed"];
+    let statuses = [
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+        RunStatus::Completed,
+    ];
     let attempts = (0..12).map(|i| doc.finish(&doc.agent, &run_id, statuses[i % 4]));
-    let replies = futures::future::join_all(attempts).await;
+    let answers = futures::future::join_all(attempts).await;
     let mut winners = Vec::new();
-    for reply in &replies {
-        match reply.status {
-            200 => winners.push(reply.json["run"]["status"].clone()),
-            _ => {
-                reply.expect_error(409, "invalid_transition");
+    for answer in answers {
+        match answer {
+            Ok(run) => winners.push(run.status),
+            refusal => {
+                refused(refusal, 409, "invalid_transition");
             }
         }
     }
     assert_eq!(winners.len(), 1, "exactly one finish wins");
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], 2, "one comment change");
-    assert_eq!(run_in(&review, &run_id)["status"], winners[0]);
+    assert_eq!(review.comments_revision, 2, "one comment change");
+    assert_eq!(run_in(&review, &run_id).status, winners[0]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn run_comments_racing_a_cancel_leave_no_live_item_behind() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let writes = (0..16).map(|i| {
-        doc.run_comment(
-            &doc.agent,
-            &run_id,
-            json!({ "body": format!("remark {i}") }),
-        )
-    });
+    let run_id = doc.start(&doc.agent).await.id;
+    let inputs: Vec<NewComment> = (0..16).map(|i| plain(&format!("remark {i}"))).collect();
+    let writes = inputs
+        .iter()
+        .map(|input| doc.run_comment(&doc.agent, &run_id, input));
     let (written, cancelled) = tokio::join!(
         futures::future::join_all(writes),
-        doc.finish(&doc.agent, &run_id, "cancelled")
+        doc.finish(&doc.agent, &run_id, RunStatus::Cancelled)
     );
-    cancelled.expect(200);
+    cancelled.expect("cancel");
     let mut acknowledged = 0;
-    for reply in &written {
-        match reply.status {
-            201 => acknowledged += 1,
-            _ => {
-                reply.expect_error(409, "invalid_transition");
+    for answer in written {
+        match answer {
+            Ok(_) => acknowledged += 1,
+            refusal => {
+                refused(refusal, 409, "invalid_transition");
             }
         }
     }
     let review = doc.review(&doc.owner).await;
-    assert_eq!(
-        review["comments"],
-        json!([]),
+    assert!(
+        review.comments.is_empty(),
         "no run comment outlives the cancel"
     );
-    assert_eq!(run_in(&review, &run_id)["commentIds"], json!([]));
-    assert_eq!(review["commentsRevision"], acknowledged + 1);
+    assert!(run_in(&review, &run_id).comment_ids.is_empty());
+    assert_eq!(review.comments_revision, acknowledged + 1);
     let with_deleted = doc.review_with_deleted(&doc.owner).await;
-    let deleted = with_deleted["comments"].as_array().expect("comments");
-    assert_eq!(deleted.len(), acknowledged);
-    assert!(deleted.iter().all(|c| c["deletedTs"].is_string()));
+    let deleted = &with_deleted.comments;
+    assert_eq!(i64::try_from(deleted.len()), Ok(acknowledged));
+    assert!(deleted.iter().all(|c| c.deleted_ts.is_some()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_run_comments_without_a_base_revision_never_conflict() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let path = format!("{}/comments", doc.run(&run_id));
+    let run_id = doc.start(&doc.agent).await.id;
     let writers: Vec<_> = (0..24)
         .map(|i| {
             let agent = doc.agent.clone();
-            let path = path.clone();
+            let (review_id, run_id) = (doc.id.clone(), run_id.clone());
             tokio::spawn(async move {
                 agent
-                    .post(&path, &json!({ "body": format!("note {i}") }))
+                    .api()
+                    .add_run_comment(&review_id, &run_id, &plain(&format!("note {i}")))
                     .await
             })
         })
         .collect();
     let mut revisions = Vec::new();
     for writer in writers {
-        let reply = writer.await.expect("writer");
-        revisions.push(
-            reply.expect(201)["commentsRevision"]
-                .as_i64()
-                .expect("revision"),
-        );
+        let written = writer.await.expect("writer").expect("run comment");
+        revisions.push(written.comments_revision);
     }
     revisions.sort_unstable();
     revisions.dedup();
     assert_eq!(revisions.len(), 24, "one revision each, no conflicts");
 
     // Once the run is finished, a late comment in it is refused, not written.
-    doc.finish(&doc.agent, &run_id, "completed")
+    doc.finish(&doc.agent, &run_id, RunStatus::Completed)
         .await
-        .expect(200);
-    doc.run_comment(&doc.agent, &run_id, json!({ "body": "late" }))
-        .await
-        .expect_error(409, "invalid_transition");
-    let review = doc.owner.get(&format!("/api/reviews/{}", doc.id)).await;
-    assert_eq!(
-        review.expect(200)["review"]["comments"]
-            .as_array()
-            .map(Vec::len),
-        Some(24)
+        .expect("complete");
+    refused(
+        doc.run_comment(&doc.agent, &run_id, &plain("late")).await,
+        409,
+        "invalid_transition",
     );
+    assert_eq!(doc.review(&doc.owner).await.comments.len(), 24);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Batches of run comments
 // ---------------------------------------------------------------------------------------------
 
-impl Doc {
-    async fn batch(&self, client: &Client, run_id: &str, body: Value) -> Reply {
-        client
-            .post(&format!("{}/comments/batch", self.run(run_id)), &body)
-            .await
+fn item(body: &str, category: Option<&str>, locator: Option<Locator>) -> BatchComment {
+    BatchComment {
+        body: body.to_string(),
+        category: category.map(str::to_string),
+        locator,
     }
 }
 
-fn quoting(exact: &str) -> Value {
-    json!({ "body": format!("about {exact}"), "locator": { "quote": { "exact": exact } } })
+fn quoting(exact: &str) -> BatchComment {
+    item(&format!("about {exact}"), None, Some(quote(exact)))
+}
+
+fn batch_of(comments: Vec<BatchComment>) -> NewRunComments {
+    NewRunComments {
+        comments,
+        base_comments_revision: None,
+        atomic: false,
+    }
 }
 
 #[tokio::test]
 async fn a_batch_is_written_in_one_comment_change_in_the_order_sent() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let mut items: Vec<Value> = ["cat sat", "the mat", "dog lay", "the rug"]
+    let run_id = doc.start(&doc.agent).await.id;
+    let mut items: Vec<BatchComment> = ["cat sat", "the mat", "dog lay", "the rug"]
         .iter()
         .map(|exact| quoting(exact))
         .collect();
-    items.push(json!({ "body": "on the section", "category": "revise",
-                       "locator": { "sectionId": "later" } }));
-    items.push(json!({ "body": "on the document", "category": "needs_review" }));
+    let later = Locator {
+        section_id: Some("later".into()),
+        ..Locator::default()
+    };
+    items.push(item("on the section", Some("revise"), Some(later)));
+    items.push(item("on the document", Some("needs_review"), None));
 
-    let reply = doc
-        .batch(&doc.agent, &run_id, json!({ "comments": items }))
-        .await;
-    let answer = reply.expect(201).clone();
-    assert_eq!(answer["commentsRevision"], 1, "one bump for the batch");
-    assert_eq!(answer["failed"], json!([]));
-    let written = answer["written"].as_array().expect("written");
-    let indexes: Vec<u64> = written
-        .iter()
-        .map(|w| w["index"].as_u64().expect("index"))
-        .collect();
+    let answer = doc
+        .batch(&doc.agent, &run_id, &batch_of(items))
+        .await
+        .expect("batch");
+    assert_eq!(answer.comments_revision, 1, "one bump for the batch");
+    assert!(answer.failed.is_empty());
+    let written = &answer.written;
+    let indexes: Vec<usize> = written.iter().map(|w| w.index).collect();
     assert_eq!(indexes, vec![0, 1, 2, 3, 4, 5]);
-    assert_eq!(written[1]["comment"]["anchor"]["quote"]["exact"], "the mat");
-    assert_eq!(written[4]["comment"]["category"], "revise");
-    assert_eq!(written[4]["comment"]["anchor"]["sectionId"], "later");
-    assert_eq!(written[5]["comment"]["category"], "needs_review");
-    assert!(written.iter().all(|w| w["comment"]["provisional"] == true));
+    assert_eq!(
+        written[1]
+            .comment
+            .anchor
+            .quote
+            .as_ref()
+            .map(|q| q.exact.as_str()),
+        Some("the mat")
+    );
+    assert_eq!(written[4].comment.category, Category::Revise);
+    assert_eq!(
+        written[4].comment.anchor.section_id.as_deref(),
+        Some("later")
+    );
+    assert_eq!(written[5].comment.category, Category::NeedsReview);
+    assert!(written.iter().all(|w| w.comment.provisional));
     assert!(
         written
             .iter()
-            .all(|w| w["comment"]["runId"] == run_id.as_str())
+            .all(|w| w.comment.run_id.as_deref() == Some(run_id.as_str()))
     );
 
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], 1);
-    let ids: Vec<String> = written.iter().map(|w| id_of(&w["comment"])).collect();
-    for id in &ids {
-        let seen = find(&review, id).expect("batch comment persisted");
-        assert_eq!(seen["provisional"], true);
+    assert_eq!(review.comments_revision, 1);
+    for w in written {
+        let seen = find(&review, &w.comment.id).expect("batch comment persisted");
+        assert!(seen.provisional);
     }
-    doc.finish(&doc.agent, &run_id, "completed")
+    doc.finish(&doc.agent, &run_id, RunStatus::Completed)
         .await
-        .expect(200);
+        .expect("complete");
     let review = doc.review(&doc.owner).await;
-    assert_eq!(
-        run_in(&review, &run_id)["commentIds"]
-            .as_array()
-            .map(Vec::len),
-        Some(6)
-    );
+    assert_eq!(run_in(&review, &run_id).comment_ids.len(), 6);
 }
 
 #[tokio::test]
 async fn a_batch_answers_failed_items_with_index_code_and_candidates_and_writes_the_rest() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let items = json!([
+    let run_id = doc.start(&doc.agent).await.id;
+    let nowhere = Locator {
+        section_id: Some("nowhere".into()),
+        ..Locator::default()
+    };
+    let items = vec![
         quoting("cat sat"),
         quoting("The cat sit on the mat"),
         quoting("on the"),
-        { "body": "odd", "category": "nitpick" },
-        { "body": "" },
-        { "body": "x", "locator": { "sectionId": "nowhere" } },
+        item("odd", Some("nitpick"), None),
+        item("", None, None),
+        item("x", None, Some(nowhere)),
         quoting("dog lay"),
-    ]);
-    let reply = doc
-        .batch(&doc.agent, &run_id, json!({ "comments": items }))
-        .await;
-    let answer = reply.expect(201).clone();
-    assert_eq!(answer["commentsRevision"], 1);
-    let written: Vec<u64> = answer["written"]
-        .as_array()
-        .expect("written")
-        .iter()
-        .map(|w| w["index"].as_u64().expect("index"))
-        .collect();
+    ];
+    let answer = doc
+        .batch(&doc.agent, &run_id, &batch_of(items))
+        .await
+        .expect("batch");
+    assert_eq!(answer.comments_revision, 1);
+    let written: Vec<usize> = answer.written.iter().map(|w| w.index).collect();
     assert_eq!(written, vec![0, 6]);
-    let failed = answer["failed"].as_array().expect("failed");
-    let codes: Vec<(u64, &str)> = failed
-        .iter()
-        .map(|f| {
-            (
-                f["index"].as_u64().expect("index"),
-                f["error"].as_str().expect("error"),
-            )
-        })
-        .collect();
+    let failed = &answer.failed;
+    let codes: Vec<(usize, BatchItemError)> = failed.iter().map(|f| (f.index, f.error)).collect();
     assert_eq!(
         codes,
         vec![
-            (1, "quote_not_found"),
-            (2, "quote_ambiguous"),
-            (3, "invalid_request"),
-            (4, "invalid_request"),
-            (5, "invalid_request"),
+            (1, BatchItemError::QuoteNotFound),
+            (2, BatchItemError::QuoteAmbiguous),
+            (3, BatchItemError::InvalidRequest),
+            (4, BatchItemError::InvalidRequest),
+            (5, BatchItemError::InvalidRequest),
         ]
     );
-    let near = &failed[0]["candidates"][0];
-    assert_eq!(near["quote"]["exact"], "The cat sat on the mat");
-    assert!(
-        near["quote"]["suffix"]
-            .as_str()
-            .expect("suffix")
-            .starts_with(".Later")
-    );
-    assert_eq!(near["position"], json!({ "start": 5, "end": 27 }));
-    let occurrences: Vec<&Value> = failed[1]["candidates"]
-        .as_array()
-        .expect("candidates")
-        .iter()
-        .map(|c| &c["position"])
-        .collect();
+    let near = &failed[0].candidates[0];
+    assert_eq!(near.quote.exact, "The cat sat on the mat");
+    assert!(near.quote.suffix.starts_with(".Later"));
+    assert_eq!(near.position, Position { start: 5, end: 27 });
+    let occurrences: Vec<&Position> = failed[1].candidates.iter().map(|c| &c.position).collect();
     assert_eq!(
         occurrences,
         vec![
-            &json!({ "start": 17, "end": 23 }),
-            &json!({ "start": 51, "end": 57 })
+            &Position { start: 17, end: 23 },
+            &Position { start: 51, end: 57 }
         ]
     );
-    assert!(
-        failed[1]["message"]
-            .as_str()
-            .expect("message")
-            .contains("2 times")
-    );
-    assert!(
-        failed[2]["message"]
-            .as_str()
-            .expect("message")
-            .contains("nitpick")
-    );
-    assert!(failed[2].get("candidates").is_none());
+    assert!(failed[1].message.contains("2 times"));
+    assert!(failed[2].message.contains("nitpick"));
+    assert!(failed[2].candidates.is_empty());
 
     // A candidate sent back as the locator anchors to exactly that passage.
-    let retry =
-        json!({ "comments": [{ "body": "second place", "locator": failed[1]["candidates"][1] }] });
-    let answer = doc
-        .batch(&doc.agent, &run_id, retry)
-        .await
-        .expect(201)
-        .clone();
-    assert_eq!(answer["commentsRevision"], 2);
-    let anchor = &answer["written"][0]["comment"]["anchor"];
-    assert_eq!(anchor["sectionId"], "later");
-    assert_eq!(anchor["quote"]["exact"], "on the");
+    let candidate = &failed[1].candidates[1];
+    let locator = Locator {
+        quote: Some(candidate.quote.clone()),
+        position: Some(candidate.position.clone()),
+        ..Locator::default()
+    };
+    let retry = batch_of(vec![item("second place", None, Some(locator))]);
+    let answer = doc.batch(&doc.agent, &run_id, &retry).await.expect("retry");
+    assert_eq!(answer.comments_revision, 2);
+    let anchor = &answer.written[0].comment.anchor;
+    assert_eq!(anchor.section_id.as_deref(), Some("later"));
     assert_eq!(
-        doc.review(&doc.owner).await["comments"]
-            .as_array()
-            .map(Vec::len),
-        Some(3)
+        anchor.quote.as_ref().map(|q| q.exact.as_str()),
+        Some("on the")
     );
+    assert_eq!(doc.review(&doc.owner).await.comments.len(), 3);
 }
 
 #[tokio::test]
 async fn an_atomic_batch_with_one_failure_writes_nothing() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let body = json!({ "atomic": true,
-                       "comments": [quoting("cat sat"), quoting("no such words here")] });
-    let reply = doc.batch(&doc.agent, &run_id, body).await;
-    let error = reply.expect_error(400, "invalid_request").clone();
-    assert_eq!(error["failed"][0]["index"], 1);
-    assert_eq!(error["failed"][0]["error"], "quote_not_found");
+    let run_id = doc.start(&doc.agent).await.id;
+    let input = NewRunComments {
+        atomic: true,
+        ..batch_of(vec![quoting("cat sat"), quoting("no such words here")])
+    };
+    let error = refused(
+        doc.batch(&doc.agent, &run_id, &input).await,
+        400,
+        "invalid_request",
+    );
+    let Error::Api { body } = error else {
+        panic!("a plain refusal: {error:?}");
+    };
+    let failed = body.failed.expect("the failures");
+    assert_eq!(failed[0].index, 1);
+    assert_eq!(failed[0].error, BatchItemError::QuoteNotFound);
     let review = doc.review(&doc.owner).await;
-    assert_eq!(review["commentsRevision"], 0);
-    assert_eq!(review["comments"], json!([]));
+    assert_eq!(review.comments_revision, 0);
+    assert!(review.comments.is_empty());
 }
 
 #[tokio::test]
 async fn a_batch_in_which_every_item_fails_writes_nothing_and_answers_200() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    let body = json!({ "comments": [quoting("absent words"), { "body": "" }] });
+    let run_id = doc.start(&doc.agent).await.id;
+    // Raw: the status (200, not 201) is the point, and the typed client does not show it.
+    let body = json!({ "comments": [{ "body": "about absent words",
+                                      "locator": { "quote": { "exact": "absent words" } } },
+                                    { "body": "" }] });
     let answer = doc
-        .batch(&doc.agent, &run_id, body)
+        .agent
+        .post(&format!("{}/comments/batch", doc.run(&run_id)), &body)
         .await
         .expect(200)
         .clone();
     assert_eq!(answer["written"], json!([]));
     assert_eq!(answer["failed"].as_array().map(Vec::len), Some(2));
     assert_eq!(answer["commentsRevision"], 0);
-    assert_eq!(doc.review(&doc.owner).await["commentsRevision"], 0);
+    assert_eq!(doc.review(&doc.owner).await.comments_revision, 0);
 }
 
 #[tokio::test]
 async fn a_batch_checks_its_size_base_revision_run_and_caller() {
     let doc = setup().await;
-    let run_id = id_of(&doc.start(&doc.agent).await);
-    doc.batch(&doc.agent, &run_id, json!({ "comments": [] }))
-        .await
-        .expect_error(400, "invalid_request");
-    let too_many: Vec<Value> = (0..201).map(|_| json!({ "body": "x" })).collect();
-    doc.batch(&doc.agent, &run_id, json!({ "comments": too_many }))
-        .await
-        .expect_error(400, "invalid_request");
-    doc.batch(&doc.agent, &run_id, json!({ "comments": "many" }))
-        .await
-        .expect_error(400, "invalid_request");
-    doc.batch(&doc.agent, &run_id, json!({ "comments": [{ "body": 5 }] }))
-        .await
-        .expect_error(400, "invalid_request");
-    let nul = json!({ "comments": [{ "body": "x", "locator": { "versionId": "ver_\u{0}" } }] });
-    doc.batch(&doc.agent, &run_id, nul)
-        .await
-        .expect_error(400, "invalid_request");
+    let run_id = doc.start(&doc.agent).await.id;
+    // Raw: no items, too many, the wrong types and a malformed version id are outside the schema.
+    let batch_path = format!("{}/comments/batch", doc.run(&run_id));
+    let too_many: Vec<_> = (0..201).map(|_| json!({ "body": "x" })).collect();
+    for body in [
+        json!({ "comments": [] }),
+        json!({ "comments": too_many }),
+        json!({ "comments": "many" }),
+        json!({ "comments": [{ "body": 5 }] }),
+        json!({ "comments": [{ "body": "x", "locator": { "versionId": "ver_\u{0}" } }] }),
+    ] {
+        doc.agent
+            .post(&batch_path, &body)
+            .await
+            .expect_error(400, "invalid_request");
+    }
 
-    doc.owner.comment_on(&doc.id, "dog lay", "human note").await;
-    let stale = json!({ "baseCommentsRevision": 0, "comments": [{ "body": "x" }] });
-    let error = doc.batch(&doc.agent, &run_id, stale).await;
-    assert_eq!(
-        error.expect_error(409, "comments revision conflict")["currentRevision"],
-        1
+    doc.owner.note_on(&doc.id, "dog lay", "human note").await;
+    let stale = NewRunComments {
+        base_comments_revision: Some(0),
+        ..batch_of(vec![item("x", None, None)])
+    };
+    let error = refused(
+        doc.batch(&doc.agent, &run_id, &stale).await,
+        409,
+        "comments revision conflict",
     );
+    assert_eq!(current_revision(&error), 1);
 
-    let two_hundred: Vec<Value> = (0..200)
-        .map(|i| json!({ "body": format!("n{i}") }))
+    let two_hundred: Vec<BatchComment> = (0..200)
+        .map(|i| item(&format!("n{i}"), None, None))
         .collect();
-    let current = json!({ "baseCommentsRevision": 1, "comments": two_hundred });
+    let current = NewRunComments {
+        base_comments_revision: Some(1),
+        ..batch_of(two_hundred)
+    };
     let answer = doc
-        .batch(&doc.agent, &run_id, current)
+        .batch(&doc.agent, &run_id, &current)
         .await
-        .expect(201)
-        .clone();
-    assert_eq!(answer["commentsRevision"], 2);
-    assert_eq!(answer["written"].as_array().map(Vec::len), Some(200));
+        .expect("200 items");
+    assert_eq!(answer.comments_revision, 2);
+    assert_eq!(answer.written.len(), 200);
 
-    doc.batch(
-        &doc.agent,
-        "run_missing",
-        json!({ "comments": [{ "body": "x" }] }),
-    )
-    .await
-    .expect_error(404, "not_found");
-    doc.batch(
-        &doc.server.client(None),
-        &run_id,
-        json!({ "comments": [{ "body": "x" }] }),
-    )
-    .await
-    .expect_error(401, "unauthorized");
-    doc.finish(&doc.agent, &run_id, "cancelled")
+    let one = batch_of(vec![item("x", None, None)]);
+    refused(
+        doc.batch(&doc.agent, "run_missing", &one).await,
+        404,
+        "not_found",
+    );
+    refused(
+        doc.batch(&doc.server.client(None), &run_id, &one).await,
+        401,
+        "unauthorized",
+    );
+    doc.finish(&doc.agent, &run_id, RunStatus::Cancelled)
         .await
-        .expect(200);
-    doc.batch(
-        &doc.agent,
-        &run_id,
-        json!({ "comments": [{ "body": "x" }] }),
-    )
-    .await
-    .expect_error(409, "invalid_transition");
+        .expect("cancel");
+    refused(
+        doc.batch(&doc.agent, &run_id, &one).await,
+        409,
+        "invalid_transition",
+    );
 }

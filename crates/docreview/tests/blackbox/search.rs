@@ -5,9 +5,16 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
+use docreview_client::api::{
+    AccessInput, AccessMode, AllowedUserEntry, AnchorState, Category, CommentResult,
+    CommentSearchQuery, CommentStatus, CommentView, CreateReview, DocResult, DocSearchQuery,
+    FinishRun, GrantRole, NewComment, NewReply, Position, Provider, ReviewInput, Role, RunStatus,
+    SharingChange, SourceInput, StartRun, StatusChange, TextEdit, TitleChange, User, VersionMode,
+};
+use docreview_client::{HtmlFile, VersionUpload};
+use serde_json::Value;
 
-use crate::support::{Client, Reply, Server, html_part, now_ms, rfc3339_ms};
+use crate::support::{Client, Reply, Server, now_ms, quote, refused, rfc3339_ms};
 
 /// Every scope a personal token can hold on documents.
 const ALL_DOC_SCOPES: &str = "docs,access,comments";
@@ -27,7 +34,7 @@ fn encode(text: &str) -> String {
         .collect()
 }
 
-/// `GET path` with `params` URL-encoded.
+/// Raw `GET path` with `params` URL-encoded, for what the typed client must not send.
 async fn search(client: &Client, path: &str, params: &[(&str, &str)]) -> Reply {
     let query: Vec<String> = params
         .iter()
@@ -36,25 +43,62 @@ async fn search(client: &Client, path: &str, params: &[(&str, &str)]) -> Reply {
     client.get(&format!("{path}?{}", query.join("&"))).await
 }
 
-/// The results of a search that must succeed; asserts a single page (`nextCursor: null`).
-async fn results(client: &Client, path: &str, params: &[(&str, &str)]) -> Vec<Value> {
-    let reply = search(client, path, params).await;
-    let body = reply.expect(200);
-    assert_eq!(body["nextCursor"], Value::Null, "one page: {}", reply.text);
-    body["results"].as_array().expect("results array").clone()
+/// The typed comment search `params` (`q`, `status`, `category`, `reviewId`, `limit`, `cursor`,
+/// as the query string names them) spell; a value the typed query cannot hold is a test bug.
+fn comment_query(params: &[(&str, &str)]) -> CommentSearchQuery {
+    let mut query = CommentSearchQuery::default();
+    for &(key, value) in params {
+        match key {
+            "q" => query.q = Some(value.to_string()),
+            "status" => query.status = Some(CommentStatus::parse(value).expect("a status")),
+            "category" => query.category = Some(Category::parse(value).expect("a category")),
+            "reviewId" => query.review_id = Some(value.to_string()),
+            "limit" => query.limit = Some(value.parse().expect("a limit")),
+            "cursor" => query.cursor = Some(value.to_string()),
+            other => panic!("no search parameter {other}"),
+        }
+    }
+    query
+}
+
+/// The typed document search of `q`.
+fn doc_query(q: &str) -> DocSearchQuery {
+    DocSearchQuery {
+        q: Some(q.to_string()),
+        ..DocSearchQuery::default()
+    }
+}
+
+/// The results of a comment search that must succeed; asserts a single page.
+async fn comment_results(client: &Client, params: &[(&str, &str)]) -> Vec<CommentResult> {
+    let page = client
+        .api()
+        .search_comments(&comment_query(params))
+        .await
+        .expect("comment search");
+    assert_eq!(page.next_cursor, None, "one page: {page:?}");
+    page.results
+}
+
+/// The results of a document search that must succeed; asserts a single page.
+async fn doc_results(client: &Client, query: &DocSearchQuery) -> Vec<DocResult> {
+    let page = client
+        .api()
+        .search_docs(query)
+        .await
+        .expect("document search");
+    assert_eq!(page.next_cursor, None, "one page: {page:?}");
+    page.results
 }
 
 /// The comment ids (with `#messageId` for replies) of a comment search, sorted.
 async fn comment_hits(client: &Client, params: &[(&str, &str)]) -> Vec<String> {
-    let mut ids: Vec<String> = results(client, COMMENTS, params)
+    let mut ids: Vec<String> = comment_results(client, params)
         .await
         .iter()
-        .map(|hit| {
-            let comment = hit["commentId"].as_str().expect("commentId");
-            match hit.get("messageId") {
-                Some(message) => format!("{comment}#{}", message.as_str().expect("messageId")),
-                None => comment.to_string(),
-            }
+        .map(|hit| match &hit.message_id {
+            Some(message) => format!("{}#{message}", hit.comment_id),
+            None => hit.comment_id.clone(),
         })
         .collect();
     ids.sort();
@@ -63,10 +107,10 @@ async fn comment_hits(client: &Client, params: &[(&str, &str)]) -> Vec<String> {
 
 /// The review ids of a document search, sorted.
 async fn doc_hits(client: &Client, q: &str) -> Vec<String> {
-    let mut ids: Vec<String> = results(client, DOCS, &[("q", q)])
+    let mut ids: Vec<String> = doc_results(client, &doc_query(q))
         .await
         .iter()
-        .map(|hit| hit["reviewId"].as_str().expect("reviewId").to_string())
+        .map(|hit| hit.review.review_id.clone())
         .collect();
     ids.sort();
     ids
@@ -78,66 +122,107 @@ fn sorted(ids: &[&str]) -> Vec<String> {
     ids
 }
 
-fn id_of(value: &Value) -> String {
-    value["id"].as_str().expect("id").to_string()
-}
-
 /// Creates a document and returns its id.
 async fn document(client: &Client, title: &str, html: &str) -> String {
-    let review = client.create_review(title, html).await;
-    review["reviewId"].as_str().expect("reviewId").to_string()
+    client.upload(title, html).await.review_id
 }
 
-/// Creates a restricted document shared with `users` (`[{ email, role }]`); returns its id.
-async fn restricted_document(client: &Client, title: &str, html: &str, users: Value) -> String {
-    let reply = client
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": title, "source": { "html": html },
-                                 "access": { "mode": "restricted", "allowedUsers": users } } }),
-        )
-        .await;
-    reply.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("reviewId")
-        .to_string()
+/// Creates a document from `review`; returns its id.
+async fn create(client: &Client, review: ReviewInput) -> String {
+    let input = CreateReview {
+        review,
+        project: None,
+    };
+    client
+        .api()
+        .create_review(&input)
+        .await
+        .expect("create review")
+        .review_id
 }
 
-/// Writes a document-level comment; returns the comment object.
-async fn comment(client: &Client, review_id: &str, body: &str, category: &str) -> Value {
-    let reply = client
-        .post(
-            &format!("/api/reviews/{review_id}/comments"),
-            &json!({ "body": body, "category": category }),
-        )
-        .await;
-    reply.expect(201)["comment"].clone()
+fn with_source(title: &str, html: &str) -> ReviewInput {
+    ReviewInput {
+        title: Some(title.to_string()),
+        source: Some(SourceInput {
+            html: Some(html.to_string()),
+            label: None,
+        }),
+        ..ReviewInput::default()
+    }
+}
+
+fn share(email: &str, role: GrantRole) -> AllowedUserEntry {
+    AllowedUserEntry {
+        email: email.to_string(),
+        role,
+    }
+}
+
+/// Creates a restricted document shared with `users`; returns its id.
+async fn restricted_document(
+    client: &Client,
+    title: &str,
+    html: &str,
+    users: Vec<AllowedUserEntry>,
+) -> String {
+    let review = ReviewInput {
+        access: Some(AccessInput {
+            mode: Some(AccessMode::Restricted),
+            allowed_users: Some(users),
+        }),
+        ..with_source(title, html)
+    };
+    create(client, review).await
+}
+
+/// Writes a document-level comment; returns the comment.
+async fn comment(client: &Client, review_id: &str, body: &str, category: Category) -> CommentView {
+    let input = NewComment {
+        body: body.to_string(),
+        category: Some(category),
+        locator: None,
+        base_comments_revision: None,
+    };
+    client
+        .api()
+        .add_comment(review_id, &input)
+        .await
+        .expect("comment")
+        .comment
 }
 
 /// Writes a note; returns its id.
 async fn note(client: &Client, review_id: &str, body: &str) -> String {
-    id_of(&comment(client, review_id, body, "note").await)
+    comment(client, review_id, body, Category::Note).await.id
 }
 
 /// Replies to a comment; returns the message id.
 async fn reply_to(client: &Client, review_id: &str, comment_id: &str, body: &str) -> String {
-    let reply = client
-        .post(
-            &format!("/api/reviews/{review_id}/comments/{comment_id}/thread"),
-            &json!({ "body": body }),
-        )
-        .await;
-    id_of(&reply.expect(201)["message"])
+    let input = NewReply {
+        body: body.to_string(),
+        run_id: None,
+        base_comments_revision: None,
+    };
+    client
+        .api()
+        .reply(review_id, comment_id, &input)
+        .await
+        .expect("reply")
+        .message
+        .id
 }
 
-async fn set_status(client: &Client, review_id: &str, comment_id: &str, status: &str) {
+async fn set_status(client: &Client, review_id: &str, comment_id: &str, status: CommentStatus) {
+    let change = StatusChange {
+        status,
+        base_comments_revision: None,
+    };
     client
-        .post(
-            &format!("/api/reviews/{review_id}/comments/{comment_id}/status-events"),
-            &json!({ "status": status }),
-        )
+        .api()
+        .set_status(review_id, comment_id, &change)
         .await
-        .expect(201);
+        .expect("status change");
 }
 
 /// The snippet as plain text: marks removed, entities decoded, ellipses trimmed.
@@ -159,8 +244,8 @@ fn snippet_text(snippet: &str) -> String {
 /// Asserts a snippet, read as text, is a passage of `original` holding at least `passage`
 /// (a snippet is an excerpt: it may end at a word, before trailing punctuation).
 #[track_caller]
-fn assert_excerpt(snippet: &Value, original: &str, passage: &str) {
-    let text = snippet_text(snippet.as_str().expect("snippet is a string"));
+fn assert_excerpt(snippet: &str, original: &str, passage: &str) {
+    let text = snippet_text(snippet);
     assert!(
         original.contains(&text) && text.contains(passage),
         "the snippet text `{text}` should be a passage of `{original}` holding `{passage}`"
@@ -181,8 +266,7 @@ fn marked(snippet: &str) -> Vec<String> {
 
 /// Asserts a snippet is HTML whose only tags are `<mark>` and that it marks `word`.
 #[track_caller]
-fn assert_snippet(snippet: &Value, word: &str) {
-    let snippet = snippet.as_str().expect("snippet is a string");
+fn assert_snippet(snippet: &str, word: &str) {
     assert!(
         snippet.contains(&format!("<mark>{word}</mark>")),
         "`{word}` should be marked in {snippet}"
@@ -231,34 +315,35 @@ async fn a_word_finds_every_word_it_begins_whatever_the_case() {
         &fx.ada,
         &fx.doc,
         "The Deployment window is too short.",
-        "revise",
+        Category::Revise,
     )
     .await;
-    let cid = id_of(&written);
+    let cid = written.id.clone();
     let fonts = note(&fx.ada, &fx.doc, "Unrelated remark about fonts.").await;
 
-    let hits = results(&fx.ada, COMMENTS, &[("q", "deploy")]).await;
+    let hits = comment_results(&fx.ada, &[("q", "deploy")]).await;
     assert_eq!(hits.len(), 1, "{hits:?}");
     let hit = &hits[0];
-    assert_eq!(hit["reviewId"], fx.doc.as_str());
-    assert_eq!(hit["reviewTitle"], "Release plan");
-    assert_eq!(hit["commentId"], cid.as_str());
-    assert!(
-        hit.get("messageId").is_none(),
-        "a comment's own body: {hit}"
-    );
+    assert_eq!(hit.review_id, fx.doc);
+    assert_eq!(hit.review_title, "Release plan");
+    assert_eq!(hit.comment_id, cid);
+    assert!(hit.message_id.is_none(), "a comment's own body: {hit:?}");
     assert_eq!(
-        hit["author"],
-        json!({ "id": fx.ada_id, "provider": "local", "displayName": "Ada Lovelace" })
+        hit.author,
+        User {
+            id: fx.ada_id.clone(),
+            provider: Provider::Local,
+            display_name: "Ada Lovelace".into(),
+        }
     );
-    assert_eq!(hit["category"], "revise");
-    assert_eq!(hit["status"], "open");
-    assert_eq!(hit["createdTs"], written["createdTs"]);
-    let created = rfc3339_ms(hit["createdTs"].as_str().expect("createdTs"));
+    assert_eq!(hit.category, Category::Revise);
+    assert_eq!(hit.status, CommentStatus::Open);
+    assert_eq!(hit.created_ts, written.created_ts);
+    let created = rfc3339_ms(&hit.created_ts);
     assert!(created >= before - 1000 && created <= now_ms() + 1000);
-    assert_snippet(&hit["snippet"], "Deployment");
+    assert_snippet(&hit.snippet, "Deployment");
     assert_excerpt(
-        &hit["snippet"],
+        &hit.snippet,
         "The Deployment window is too short.",
         "The Deployment window is too short",
     );
@@ -323,14 +408,10 @@ async fn a_quoted_phrase_matches_those_words_in_that_order() {
         vec![loose]
     );
     // A phrase is marked as a whole or word by word.
-    let hits = results(&fx.ada, COMMENTS, &[("q", "\"staged rollout\"")]).await;
-    let snippet = hits[0]["snippet"].as_str().expect("snippet");
+    let hits = comment_results(&fx.ada, &[("q", "\"staged rollout\"")]).await;
+    let snippet = hits[0].snippet.as_str();
     assert_eq!(marked(snippet).join(" "), "staged rollout", "{snippet}");
-    assert_excerpt(
-        &hits[0]["snippet"],
-        "We need a staged rollout plan.",
-        "staged rollout",
-    );
+    assert_excerpt(snippet, "We need a staged rollout plan.", "staged rollout");
 }
 
 #[tokio::test]
@@ -340,29 +421,32 @@ async fn replies_are_found_with_their_message_id_and_their_comment_s_status() {
     let bob = fx
         .server
         .client(Some(&fx.server.issue_token("bob@example.com", "comments")));
-    let question = id_of(&comment(&fx.ada, &fx.doc, "Do the fonts load?", "consult").await);
+    let question = comment(&fx.ada, &fx.doc, "Do the fonts load?", Category::Consult)
+        .await
+        .id;
     let answer = reply_to(&bob, &fx.doc, &question, "The deployment fixes the fonts.").await;
 
-    let hits = results(&fx.ada, COMMENTS, &[("q", "deployment")]).await;
+    let hits = comment_results(&fx.ada, &[("q", "deployment")]).await;
     assert_eq!(hits.len(), 1, "{hits:?}");
     let hit = &hits[0];
-    assert_eq!(hit["commentId"], question.as_str());
-    assert_eq!(hit["messageId"], answer.as_str());
-    assert_eq!(hit["reviewId"], fx.doc.as_str());
-    assert_eq!(hit["author"]["id"], bob_id.as_str(), "the reply's author");
-    assert_eq!(hit["category"], "consult", "the comment's category");
-    assert_eq!(hit["status"], "open");
-    assert_snippet(&hit["snippet"], "deployment");
+    assert_eq!(hit.comment_id, question);
+    assert_eq!(hit.message_id.as_deref(), Some(answer.as_str()));
+    assert_eq!(hit.review_id, fx.doc);
+    assert_eq!(hit.author.id, bob_id, "the reply's author");
+    assert_eq!(hit.category, Category::Consult, "the comment's category");
+    assert_eq!(hit.status, CommentStatus::Open);
+    assert_snippet(&hit.snippet, "deployment");
 
     assert_eq!(
         comment_hits(&fx.ada, &[("q", "fonts")]).await,
         sorted(&[&question, &format!("{question}#{answer}")])
     );
 
-    set_status(&fx.ada, &fx.doc, &question, "closed").await;
-    let hits = results(&fx.ada, COMMENTS, &[("q", "deployment")]).await;
+    set_status(&fx.ada, &fx.doc, &question, CommentStatus::Closed).await;
+    let hits = comment_results(&fx.ada, &[("q", "deployment")]).await;
     assert_eq!(
-        hits[0]["status"], "closed",
+        hits[0].status,
+        CommentStatus::Closed,
         "replies follow their comment's status"
     );
     assert_eq!(
@@ -377,26 +461,23 @@ async fn snippets_escape_user_text() {
     let body = "Ship <script>alert(\"pwned\")</script> & tell Bob's team <b>now</b>";
     note(&fx.ada, &fx.doc, body).await;
 
-    let hits = results(&fx.ada, COMMENTS, &[("q", "pwned")]).await;
+    let hits = comment_results(&fx.ada, &[("q", "pwned")]).await;
     assert_eq!(hits.len(), 1);
-    let snippet = hits[0]["snippet"].as_str().expect("snippet");
-    assert_snippet(&hits[0]["snippet"], "pwned");
+    let snippet = hits[0].snippet.as_str();
+    assert_snippet(snippet, "pwned");
     assert!(snippet.contains("&lt;script&gt;"), "{snippet}");
     assert!(!snippet.contains("<script"), "{snippet}");
     assert!(!snippet.contains("<b>"), "{snippet}");
     assert!(snippet.contains(" &amp; "), "{snippet}");
     // Nothing is lost but markup: the text reads back as written.
     assert_excerpt(
-        &hits[0]["snippet"],
+        snippet,
         body,
         "Ship <script>alert(\"pwned\")</script> & tell Bob's team <b>now",
     );
 
     // Markup-looking text is only text to the search too.
-    assert_eq!(
-        results(&fx.ada, COMMENTS, &[("q", "script")]).await.len(),
-        1
-    );
+    assert_eq!(comment_results(&fx.ada, &[("q", "script")]).await.len(), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,11 +487,19 @@ async fn snippets_escape_user_text() {
 async fn status_category_and_document_filters_narrow_the_results() {
     let fx = setup().await;
     let other = document(&fx.ada, "Other", "<p>Other text.</p>").await;
-    let revise = id_of(&comment(&fx.ada, &fx.doc, "alpha one", "revise").await);
-    let note_a = id_of(&comment(&fx.ada, &fx.doc, "alpha two", "note").await);
-    let closed = id_of(&comment(&fx.ada, &fx.doc, "alpha three", "consult").await);
-    let note_b = id_of(&comment(&fx.ada, &other, "alpha four", "note").await);
-    set_status(&fx.ada, &fx.doc, &closed, "closed").await;
+    let revise = comment(&fx.ada, &fx.doc, "alpha one", Category::Revise)
+        .await
+        .id;
+    let note_a = comment(&fx.ada, &fx.doc, "alpha two", Category::Note)
+        .await
+        .id;
+    let closed = comment(&fx.ada, &fx.doc, "alpha three", Category::Consult)
+        .await
+        .id;
+    let note_b = comment(&fx.ada, &other, "alpha four", Category::Note)
+        .await
+        .id;
+    set_status(&fx.ada, &fx.doc, &closed, CommentStatus::Closed).await;
 
     let hits = |params: Vec<(&'static str, String)>| {
         let ada = fx.ada.clone();
@@ -470,7 +559,7 @@ async fn status_category_and_document_filters_narrow_the_results() {
     );
 
     // The filters follow later changes of status.
-    set_status(&fx.ada, &fx.doc, &closed, "open").await;
+    set_status(&fx.ada, &fx.doc, &closed, CommentStatus::Open).await;
     assert!(hits(vec![("status", "closed".into())]).await.is_empty());
     assert_eq!(
         hits(vec![("status", "open".into()), ("reviewId", doc)]).await,
@@ -482,12 +571,11 @@ async fn status_category_and_document_filters_narrow_the_results() {
 async fn malformed_search_parameters_are_rejected() {
     let fx = setup().await;
     note(&fx.ada, &fx.doc, "alpha").await;
-    let bad_comment_queries: [&[(&str, &str)]; 16] = [
+    // Raw: a missing or empty `q`, statuses and categories the API does not have, and limits
+    // outside 1 to 200 or no number at all cannot (or may not) be sent by the typed client.
+    let bad_comment_queries: [&[(&str, &str)]; 10] = [
         &[],
         &[("q", "")],
-        &[("q", "   ")],
-        &[("q", "!!! *** ---")],
-        &[("q", "\"\"")],
         &[("q", "alpha"), ("status", "pending")],
         &[("q", "alpha"), ("status", "")],
         &[("q", "alpha"), ("category", "bogus")],
@@ -496,10 +584,6 @@ async fn malformed_search_parameters_are_rejected() {
         &[("q", "alpha"), ("limit", "201")],
         &[("q", "alpha"), ("limit", "-1")],
         &[("q", "alpha"), ("limit", "ten")],
-        &[("q", "alpha"), ("cursor", "!!!")],
-        // Valid base64 ("hello"), but no cursor this server issued.
-        &[("q", "alpha"), ("cursor", "aGVsbG8")],
-        &[("q", "alpha"), ("cursor", "")],
     ];
     for params in bad_comment_queries {
         let reply = search(&fx.ada, COMMENTS, params).await;
@@ -510,14 +594,29 @@ async fn malformed_search_parameters_are_rejected() {
         );
         reply.expect_error(400, "invalid_request");
     }
-    let bad_doc_queries: [&[(&str, &str)]; 7] = [
+    // Well-formed queries the server refuses: no word to find, or a cursor it never issued.
+    let refused_comment_queries: [&[(&str, &str)]; 6] = [
+        &[("q", "   ")],
+        &[("q", "!!! *** ---")],
+        &[("q", "\"\"")],
+        &[("q", "alpha"), ("cursor", "!!!")],
+        // Valid base64 ("hello"), but no cursor this server issued.
+        &[("q", "alpha"), ("cursor", "aGVsbG8")],
+        &[("q", "alpha"), ("cursor", "")],
+    ];
+    for params in refused_comment_queries {
+        refused(
+            fx.ada.api().search_comments(&comment_query(params)).await,
+            400,
+            "invalid_request",
+        );
+    }
+    // Raw, as above.
+    let bad_doc_queries: [&[(&str, &str)]; 4] = [
         &[],
         &[("q", "")],
-        &[("q", "?!")],
         &[("q", "release"), ("limit", "0")],
         &[("q", "release"), ("limit", "201")],
-        &[("q", "release"), ("cursor", "!!!")],
-        &[("q", "release"), ("cursor", "aGVsbG8")],
     ];
     for params in bad_doc_queries {
         let reply = search(&fx.ada, DOCS, params).await;
@@ -528,39 +627,73 @@ async fn malformed_search_parameters_are_rejected() {
         );
         reply.expect_error(400, "invalid_request");
     }
+    let refused_doc_queries = [
+        doc_query("?!"),
+        DocSearchQuery {
+            cursor: Some("!!!".into()),
+            ..doc_query("release")
+        },
+        DocSearchQuery {
+            cursor: Some("aGVsbG8".into()),
+            ..doc_query("release")
+        },
+    ];
+    for query in refused_doc_queries {
+        refused(
+            fx.ada.api().search_docs(&query).await,
+            400,
+            "invalid_request",
+        );
+    }
     // The bounds themselves are fine.
-    for limit in ["1", "200"] {
+    for limit in [1, 200] {
+        let limit_text = limit.to_string();
         assert_eq!(
-            results(&fx.ada, COMMENTS, &[("q", "alpha"), ("limit", limit)])
+            comment_results(&fx.ada, &[("q", "alpha"), ("limit", &limit_text)])
                 .await
                 .len(),
             1
         );
-        assert_eq!(
-            results(&fx.ada, DOCS, &[("q", "release"), ("limit", limit)])
-                .await
-                .len(),
-            1
-        );
+        let query = DocSearchQuery {
+            limit: Some(limit),
+            ..doc_query("release")
+        };
+        assert_eq!(doc_results(&fx.ada, &query).await.len(), 1);
     }
 }
 
-/// Follows `nextCursor` from the first page to the last; returns the pages.
-async fn all_pages(client: &Client, path: &str, q: &str, limit: &str) -> Vec<Vec<Value>> {
+/// Follows `nextCursor` of a comment search from the first page to the last; returns the pages.
+async fn comment_pages(client: &Client, q: &str, limit: usize) -> Vec<Vec<CommentResult>> {
     let mut pages = Vec::new();
-    let mut cursor: Option<String> = None;
+    let mut query = CommentSearchQuery {
+        q: Some(q.to_string()),
+        limit: Some(limit),
+        ..CommentSearchQuery::default()
+    };
     loop {
-        let mut params = vec![("q", q), ("limit", limit)];
-        if let Some(cursor) = &cursor {
-            params.push(("cursor", cursor));
+        let page = client.api().search_comments(&query).await.expect("a page");
+        pages.push(page.results);
+        match page.next_cursor {
+            None => return pages,
+            next => query.cursor = next,
         }
-        let reply = search(client, path, &params).await;
-        let body = reply.expect(200);
-        pages.push(body["results"].as_array().expect("results").clone());
-        match &body["nextCursor"] {
-            Value::Null => return pages,
-            Value::String(next) => cursor = Some(next.clone()),
-            other => panic!("nextCursor must be a string or null: {other}"),
+        assert!(pages.len() < 20, "paging does not end");
+    }
+}
+
+/// Follows `nextCursor` of a document search from the first page to the last; returns the pages.
+async fn doc_pages(client: &Client, q: &str, limit: usize) -> Vec<Vec<DocResult>> {
+    let mut pages = Vec::new();
+    let mut query = DocSearchQuery {
+        limit: Some(limit),
+        ..doc_query(q)
+    };
+    loop {
+        let page = client.api().search_docs(&query).await.expect("a page");
+        pages.push(page.results);
+        match page.next_cursor {
+            None => return pages,
+            next => query.cursor = next,
         }
         assert!(pages.len() < 20, "paging does not end");
     }
@@ -575,28 +708,30 @@ async fn comment_pages_are_disjoint_and_cover_every_hit() {
     }
     note(&fx.ada, &fx.doc, "something else").await;
 
-    let pages = all_pages(&fx.ada, COMMENTS, "marker", "3").await;
+    let pages = comment_pages(&fx.ada, "marker", 3).await;
     let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
     assert_eq!(sizes, vec![3, 3, 1]);
     let mut seen = BTreeSet::new();
     for hit in pages.iter().flatten() {
-        let id = hit["commentId"].as_str().expect("commentId").to_string();
+        let id = hit.comment_id.clone();
         assert!(seen.insert(id.clone()), "{id} appears on two pages");
     }
     assert_eq!(seen, written);
 
     // A page that ends exactly at the last hit says so.
-    let pages = all_pages(&fx.ada, COMMENTS, "marker", "7").await;
+    let pages = comment_pages(&fx.ada, "marker", 7).await;
     assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), vec![7]);
-    let pages = all_pages(&fx.ada, COMMENTS, "marker", "6").await;
+    let pages = comment_pages(&fx.ada, "marker", 6).await;
     assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), vec![6, 1]);
     // Without a limit, one page of up to 50.
-    let reply = search(&fx.ada, COMMENTS, &[("q", "marker")]).await;
-    assert_eq!(
-        reply.expect(200)["results"].as_array().map(Vec::len),
-        Some(7)
-    );
-    assert_eq!(reply.json["nextCursor"], Value::Null);
+    let page = fx
+        .ada
+        .api()
+        .search_comments(&comment_query(&[("q", "marker")]))
+        .await
+        .expect("search");
+    assert_eq!(page.results.len(), 7);
+    assert_eq!(page.next_cursor, None);
 }
 
 #[tokio::test]
@@ -606,14 +741,14 @@ async fn document_pages_are_disjoint_and_cover_every_hit() {
     for n in 0..5 {
         written.insert(document(&fx.ada, &format!("Ledger {n}"), "<p>Columns and rows.</p>").await);
     }
-    let pages = all_pages(&fx.ada, DOCS, "ledger", "2").await;
+    let pages = doc_pages(&fx.ada, "ledger", 2).await;
     assert_eq!(
         pages.iter().map(Vec::len).collect::<Vec<_>>(),
         vec![2, 2, 1]
     );
     let mut seen = BTreeSet::new();
     for hit in pages.iter().flatten() {
-        let id = hit["reviewId"].as_str().expect("reviewId").to_string();
+        let id = hit.review.review_id.clone();
         assert!(seen.insert(id.clone()), "{id} appears on two pages");
     }
     assert_eq!(seen, written);
@@ -632,25 +767,27 @@ async fn edited_comments_and_replies_are_found_by_their_new_text_only() {
         vec![cid.clone()]
     );
 
-    let path = format!("/api/reviews/{}/comments/{cid}", fx.doc);
+    let edit = |body: &str| TextEdit {
+        body: body.to_string(),
+        base_comments_revision: None,
+    };
     fx.ada
-        .patch(&path, &json!({ "body": "Check the cherry figures." }))
+        .api()
+        .edit_comment(&fx.doc, &cid, &edit("Check the cherry figures."))
         .await
-        .expect(200);
+        .expect("edit comment");
     fx.ada
-        .patch(
-            &format!("{path}/thread/{mid}"),
-            &json!({ "body": "The papaya column is off." }),
-        )
+        .api()
+        .edit_reply(&fx.doc, &cid, &mid, &edit("The papaya column is off."))
         .await
-        .expect(200);
+        .expect("edit reply");
 
     assert!(comment_hits(&fx.ada, &[("q", "banana")]).await.is_empty());
     assert!(comment_hits(&fx.ada, &[("q", "mango")]).await.is_empty());
-    let hits = results(&fx.ada, COMMENTS, &[("q", "cherry")]).await;
+    let hits = comment_results(&fx.ada, &[("q", "cherry")]).await;
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0]["commentId"], cid.as_str());
-    assert_snippet(&hits[0]["snippet"], "cherry");
+    assert_eq!(hits[0].comment_id, cid);
+    assert_snippet(&hits[0].snippet, "cherry");
     assert_eq!(
         comment_hits(&fx.ada, &[("q", "papaya")]).await,
         vec![format!("{cid}#{mid}")]
@@ -672,15 +809,16 @@ async fn cancelled_comments_replies_and_run_comments_are_not_found() {
         sorted(&[&kept, &cancelled, &format!("{kept}#{reply}")])
     );
 
-    let base = format!("/api/reviews/{}/comments", fx.doc);
     fx.ada
-        .delete(&format!("{base}/{cancelled}"))
+        .api()
+        .cancel_comment(&fx.doc, &cancelled, None)
         .await
-        .expect(200);
+        .expect("cancel comment");
     fx.ada
-        .delete(&format!("{base}/{kept}/thread/{reply}"))
+        .api()
+        .cancel_reply(&fx.doc, &kept, &reply, None)
         .await
-        .expect(200);
+        .expect("cancel reply");
     assert_eq!(
         comment_hits(&fx.ada, &[("q", "kiwi")]).await,
         vec![kept.clone()]
@@ -693,27 +831,43 @@ async fn cancelled_comments_replies_and_run_comments_are_not_found() {
 
     // A run's provisional comments are found while the run is open, and not once it is cancelled.
     let agent = fx.server.agent();
-    let runs = format!("/api/reviews/{}/ai-review-runs", fx.doc);
-    let run = agent.post(&runs, &json!({ "title": "Pass" })).await;
-    let run_id = id_of(&run.expect(201)["run"]);
+    let start = StartRun {
+        title: Some("Pass".into()),
+        ..StartRun::default()
+    };
+    let run_id = agent
+        .api()
+        .start_run(&fx.doc, &start)
+        .await
+        .expect("start run")
+        .id;
+    let input = NewComment {
+        body: "A lychee suggestion from the run.".into(),
+        category: None,
+        locator: None,
+        base_comments_revision: None,
+    };
     let run_comment = agent
-        .post(
-            &format!("{runs}/{run_id}/comments"),
-            &json!({ "body": "A lychee suggestion from the run." }),
-        )
-        .await;
-    let run_comment = id_of(&run_comment.expect(201)["comment"]);
+        .api()
+        .add_run_comment(&fx.doc, &run_id, &input)
+        .await
+        .expect("run comment")
+        .comment
+        .id;
     assert_eq!(
         comment_hits(&fx.ada, &[("q", "lychee")]).await,
         vec![run_comment]
     );
+    let cancel = FinishRun {
+        status: RunStatus::Cancelled,
+        summary: None,
+        base_comments_revision: None,
+    };
     agent
-        .patch(
-            &format!("{runs}/{run_id}"),
-            &json!({ "status": "cancelled" }),
-        )
+        .api()
+        .finish_run(&fx.doc, &run_id, &cancel)
         .await
-        .expect(200);
+        .expect("cancel run");
     assert!(comment_hits(&fx.ada, &[("q", "lychee")]).await.is_empty());
 }
 
@@ -740,7 +894,7 @@ async fn comments_of_a_restricted_document_are_found_only_by_those_who_may_read_
         &fx.ada,
         "Secret",
         "<p>Board papers.</p>",
-        json!([{ "email": "bob@example.com", "role": "viewer" }]),
+        vec![share("bob@example.com", GrantRole::Viewer)],
     )
     .await;
     let hidden = note(&fx.ada, &secret, "confidential merger terms").await;
@@ -781,13 +935,15 @@ async fn comments_of_a_restricted_document_are_found_only_by_those_who_may_read_
     assert!(comment_hits(&ext, &[("q", "lunch")]).await.is_empty());
 
     // Visibility is decided at query time: unsharing takes effect at once.
+    let unshare = SharingChange {
+        mode: None,
+        allowed_users: Some(vec![share("carol@example.com", GrantRole::Viewer)]),
+    };
     fx.ada
-        .patch(
-            &format!("/api/reviews/{secret}/access"),
-            &json!({ "allowedUsers": [{ "email": "carol@example.com", "role": "viewer" }] }),
-        )
+        .api()
+        .change_sharing(&secret, &unshare)
         .await
-        .expect(200);
+        .expect("change sharing");
     assert_eq!(
         comment_hits(&bob, &[("q", "confidential")]).await,
         vec![open.clone()]
@@ -815,7 +971,7 @@ async fn restricted_documents_are_found_only_by_those_who_may_read_them() {
         &fx.ada,
         "Secret acquisition",
         "<p>The acquisition closes in May.</p>",
-        json!([{ "email": "bob@example.com", "role": "editor" }]),
+        vec![share("bob@example.com", GrantRole::Editor)],
     )
     .await;
     let open = document(&fx.ada, "Open acquisition notes", "<p>Public.</p>").await;
@@ -841,16 +997,16 @@ async fn restricted_documents_are_found_only_by_those_who_may_read_them() {
     assert!(doc_hits(&ext, "release").await.is_empty());
 
     // Each result carries the caller's own role.
-    let role_of = |hits: Vec<Value>, id: &str| {
+    let role_of = |hits: &[DocResult], id: &str| {
         hits.iter()
-            .find(|hit| hit["reviewId"] == id)
-            .map(|hit| hit["role"].clone())
+            .find(|hit| hit.review.review_id == id)
+            .map(|hit| hit.review.role)
     };
-    let as_bob = results(&bob, DOCS, &[("q", "acquisition")]).await;
-    assert_eq!(role_of(as_bob.clone(), &secret), Some(json!("editor")));
-    assert_eq!(role_of(as_bob, &open), Some(json!("viewer")));
-    let as_root = results(&root, DOCS, &[("q", "acquisition")]).await;
-    assert_eq!(role_of(as_root, &secret), Some(json!("owner")));
+    let as_bob = doc_results(&bob, &doc_query("acquisition")).await;
+    assert_eq!(role_of(&as_bob, &secret), Some(Role::Editor));
+    assert_eq!(role_of(&as_bob, &open), Some(Role::Viewer));
+    let as_root = doc_results(&root, &doc_query("acquisition")).await;
+    assert_eq!(role_of(&as_root, &secret), Some(Role::Owner));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -873,11 +1029,14 @@ async fn documents_are_found_by_title_and_by_body_text() {
     document(&fx.ada, "Fonts", "<p>Nothing here.</p>").await;
     note(&fx.ada, &roadmap, "Looks fine").await;
 
-    let hits = results(&fx.ada, DOCS, &[("q", "Roadmap")]).await;
+    let hits = doc_results(&fx.ada, &doc_query("Roadmap")).await;
     assert_eq!(hits.len(), 1, "{hits:?}");
     let hit = &hits[0];
-    assert_snippet(&hit["snippet"], "roadmap");
-    // Every field of the list summary, as the list shows it.
+    assert_snippet(&hit.snippet, "roadmap");
+    // Raw: every field of the list summary, as the list shows it, and nothing else besides the
+    // snippet: the two answers' objects compared whole.
+    let found = search(&fx.ada, DOCS, &[("q", "Roadmap")]).await;
+    let mut summary = found.expect(200)["results"][0].clone();
     let list = fx.ada.get("/api/reviews?limit=200").await;
     let row = list.expect(200)["reviews"]
         .as_array()
@@ -886,22 +1045,27 @@ async fn documents_are_found_by_title_and_by_body_text() {
         .find(|row| row["reviewId"] == roadmap.as_str())
         .expect("listed")
         .clone();
-    let mut summary = hit.clone();
     summary.as_object_mut().expect("object").remove("snippet");
     assert_eq!(summary, row);
-    assert_eq!(hit["title"], "Quarterly roadmap");
-    assert_eq!(hit["role"], "owner");
-    assert_eq!(hit["owner"]["id"], fx.ada_id.as_str());
-    assert_eq!(hit["commentCount"], 1);
-    assert_eq!(hit["openCommentCount"], 1);
-    for field in ["createdAt", "updatedAt", "latestVersionId"] {
-        assert!(hit[field].is_string(), "{field}: {hit}");
+    let review = &hit.review;
+    assert_eq!(review.review_id, roadmap);
+    assert_eq!(review.title, "Quarterly roadmap");
+    assert_eq!(review.role, Role::Owner);
+    assert_eq!(review.owner.id, fx.ada_id);
+    assert_eq!(review.comment_count, 1);
+    assert_eq!(review.open_comment_count, 1);
+    for (field, value) in [
+        ("createdAt", &review.created_at),
+        ("updatedAt", &review.updated_at),
+        ("latestVersionId", &review.latest_version_id),
+    ] {
+        assert!(!value.is_empty(), "{field}: {hit:?}");
     }
 
-    let hits = results(&fx.ada, DOCS, &[("q", "budg")]).await;
+    let hits = doc_results(&fx.ada, &doc_query("budg")).await;
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0]["reviewId"], roadmap.as_str());
-    assert_snippet(&hits[0]["snippet"], "budget");
+    assert_eq!(hits[0].review.review_id, roadmap);
+    assert_snippet(&hits[0].snippet, "budget");
     assert_eq!(
         doc_hits(&fx.ada, "\"marketing budget\"").await,
         vec![roadmap.clone()]
@@ -916,9 +1080,9 @@ async fn documents_are_found_by_title_and_by_body_text() {
     assert!(doc_hits(&fx.ada, "hiddenword").await.is_empty());
     assert!(doc_hits(&fx.ada, "var").await.is_empty());
 
-    let as_carol = results(&carol, DOCS, &[("q", "budget")]).await;
+    let as_carol = doc_results(&carol, &doc_query("budget")).await;
     assert_eq!(as_carol.len(), 1);
-    assert_eq!(as_carol[0]["role"], "viewer");
+    assert_eq!(as_carol[0].review.role, Role::Viewer);
 }
 
 #[tokio::test]
@@ -930,20 +1094,20 @@ async fn document_snippets_escape_text() {
         "<p>Compare a&lt;b and x&gt;y with &quot;turbot&quot; &amp; co.</p>",
     )
     .await;
-    let hits = results(&fx.ada, DOCS, &[("q", "turbot")]).await;
+    let hits = doc_results(&fx.ada, &doc_query("turbot")).await;
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0]["reviewId"], id.as_str());
-    let snippet = hits[0]["snippet"].as_str().expect("snippet");
-    assert_snippet(&hits[0]["snippet"], "turbot");
+    assert_eq!(hits[0].review.review_id, id);
+    let snippet = hits[0].snippet.as_str();
+    assert_snippet(snippet, "turbot");
     assert!(snippet.contains("a&lt;b"), "{snippet}");
     assert!(snippet.contains("x&gt;y"), "{snippet}");
     assert!(snippet.contains(" &amp; co"), "{snippet}");
 
-    let hits = results(&fx.ada, DOCS, &[("q", "chips")]).await;
+    let hits = doc_results(&fx.ada, &doc_query("chips")).await;
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0]["title"], "Fish & <Chips>");
-    assert_snippet(&hits[0]["snippet"], "Chips");
-    assert_excerpt(&hits[0]["snippet"], "Fish & <Chips>", "Fish & <Chips");
+    assert_eq!(hits[0].review.title, "Fish & <Chips>");
+    assert_snippet(&hits[0].snippet, "Chips");
+    assert_excerpt(&hits[0].snippet, "Fish & <Chips>", "Fish & <Chips");
 }
 
 #[tokio::test]
@@ -952,52 +1116,60 @@ async fn a_new_version_replaces_the_text_search_finds() {
     let id = document(&fx.ada, "Zoo guide", "<p>The walrus sleeps all day.</p>").await;
     assert_eq!(doc_hits(&fx.ada, "walrus").await, vec![id.clone()]);
 
-    let upload = |html: &'static str, mode: Option<&'static str>| {
-        let mut form =
-            reqwest::multipart::Form::new().part("file", html_part(html.as_bytes(), "guide.html"));
-        if let Some(mode) = mode {
-            form = form.text("mode", mode);
-        }
-        form
+    let upload = async |client: &Client, html: &str, mode: VersionMode| {
+        let file = HtmlFile {
+            name: "guide.html".into(),
+            bytes: html.as_bytes().to_vec(),
+        };
+        let upload = VersionUpload {
+            mode,
+            label: None,
+            base_version_id: None,
+        };
+        client
+            .api()
+            .import_version(&id, &file, &upload)
+            .await
+            .expect("upload a version")
     };
-    let path = format!("/api/reviews/{id}/import-html");
-    let added = fx
-        .ada
-        .multipart(&path, upload("<p>The narwhal swims at night.</p>", None))
-        .await;
-    let latest = added.expect(201)["review"]["latestVersionId"].clone();
+    let added = upload(
+        &fx.ada,
+        "<p>The narwhal swims at night.</p>",
+        VersionMode::AddVersion,
+    )
+    .await;
+    let latest = added.latest_version_id;
     assert!(
         doc_hits(&fx.ada, "walrus").await.is_empty(),
         "the old text is gone"
     );
-    let hits = results(&fx.ada, DOCS, &[("q", "narwhal")]).await;
+    let hits = doc_results(&fx.ada, &doc_query("narwhal")).await;
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0]["reviewId"], id.as_str());
-    assert_eq!(hits[0]["latestVersionId"], latest);
-    assert_snippet(&hits[0]["snippet"], "narwhal");
+    assert_eq!(hits[0].review.review_id, id);
+    assert_eq!(hits[0].review.latest_version_id, latest);
+    assert_snippet(&hits[0].snippet, "narwhal");
     assert_eq!(
         doc_hits(&fx.ada, "zoo").await,
         vec![id.clone()],
         "the title stays"
     );
 
-    let replaced = fx
-        .ada
-        .multipart(
-            &path,
-            upload("<p>The octopus hides in a jar.</p>", Some("replace")),
-        )
-        .await;
-    replaced.expect(200);
+    upload(
+        &fx.ada,
+        "<p>The octopus hides in a jar.</p>",
+        VersionMode::Replace,
+    )
+    .await;
     assert!(doc_hits(&fx.ada, "narwhal").await.is_empty());
     assert_eq!(doc_hits(&fx.ada, "octopus").await, vec![id.clone()]);
 
     // The import token delivers versions too.
-    fx.server
-        .importer()
-        .multipart(&path, upload("<p>A pelican arrives.</p>", None))
-        .await
-        .expect(201);
+    upload(
+        &fx.server.importer(),
+        "<p>A pelican arrives.</p>",
+        VersionMode::AddVersion,
+    )
+    .await;
     assert!(doc_hits(&fx.ada, "octopus").await.is_empty());
     assert_eq!(doc_hits(&fx.ada, "pelican").await, vec![id]);
 }
@@ -1007,13 +1179,14 @@ async fn a_renamed_document_is_found_by_its_new_title() {
     let fx = setup().await;
     let id = document(&fx.ada, "Budget draft", "<p>Numbers.</p>").await;
     let cid = note(&fx.ada, &id, "Numbers look odd").await;
+    let rename = TitleChange {
+        title: "Forecast final".into(),
+    };
     fx.ada
-        .patch(
-            &format!("/api/reviews/{id}/title"),
-            &json!({ "title": "Forecast final" }),
-        )
+        .api()
+        .rename_review(&id, &rename)
         .await
-        .expect(200);
+        .expect("rename");
     assert!(doc_hits(&fx.ada, "draft").await.is_empty());
     assert_eq!(doc_hits(&fx.ada, "forecast").await, vec![id.clone()]);
     assert_eq!(
@@ -1021,10 +1194,10 @@ async fn a_renamed_document_is_found_by_its_new_title() {
         vec![id.clone()],
         "the text stays"
     );
-    let hits = results(&fx.ada, COMMENTS, &[("q", "odd")]).await;
+    let hits = comment_results(&fx.ada, &[("q", "odd")]).await;
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0]["commentId"], cid.as_str());
-    assert_eq!(hits[0]["reviewTitle"], "Forecast final");
+    assert_eq!(hits[0].comment_id, cid);
+    assert_eq!(hits[0].review_title, "Forecast final");
 }
 
 #[tokio::test]
@@ -1033,21 +1206,17 @@ async fn deleted_documents_disappear_from_both_searches() {
     let root = fx
         .server
         .user("root@example.com", "Root", &["--admin"], "comments");
-    let created = fx
-        .ada
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "reviewId": "gone-doc", "title": "Zebra notes",
-                                 "source": { "html": "<p>Zebra stripes.</p>" } } }),
-        )
-        .await;
-    created.expect(201);
+    let with_id = |title: &str, html: &str| ReviewInput {
+        review_id: Some("gone-doc".into()),
+        ..with_source(title, html)
+    };
+    create(&fx.ada, with_id("Zebra notes", "<p>Zebra stripes.</p>")).await;
     let gone = note(&fx.ada, "gone-doc", "zebra comment").await;
     reply_to(&fx.ada, "gone-doc", &gone, "zebra reply").await;
     let keeper = document(&fx.ada, "Keeper", "<p>Zebra crossing.</p>").await;
     let kept = note(&fx.ada, &keeper, "zebra keeper").await;
     assert_eq!(
-        results(&fx.server.agent(), COMMENTS, &[("q", "zebra")])
+        comment_results(&fx.server.agent(), &[("q", "zebra")])
             .await
             .len(),
         3
@@ -1057,7 +1226,11 @@ async fn deleted_documents_disappear_from_both_searches() {
         sorted(&["gone-doc", &keeper])
     );
 
-    fx.ada.delete("/api/reviews/gone-doc").await.expect(200);
+    fx.ada
+        .api()
+        .delete_review("gone-doc")
+        .await
+        .expect("delete");
     for client in [&fx.ada, &root, &fx.server.agent()] {
         assert_eq!(
             comment_hits(client, &[("q", "zebra")]).await,
@@ -1068,15 +1241,7 @@ async fn deleted_documents_disappear_from_both_searches() {
     }
 
     // A new document under the same id inherits nothing of the old one's index entries.
-    let created = fx
-        .ada
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "reviewId": "gone-doc", "title": "Yak notes",
-                                 "source": { "html": "<p>Yak wool.</p>" } } }),
-        )
-        .await;
-    created.expect(201);
+    create(&fx.ada, with_id("Yak notes", "<p>Yak wool.</p>")).await;
     assert_eq!(comment_hits(&fx.ada, &[("q", "zebra")]).await, vec![kept]);
     assert!(
         comment_hits(&fx.ada, &[("q", "zebra"), ("reviewId", "gone-doc")])
@@ -1108,26 +1273,46 @@ async fn search_takes_a_reading_credential() {
         .server
         .client(Some(&fx.server.issue_token("ada@example.com", "docs")));
 
+    let q = [("q", "friday")];
+    for (client, status, code) in [
+        (fx.server.client(None), 401, "unauthorized"),
+        (
+            fx.server.client(Some("drp_not_a_real_token")),
+            401,
+            "unauthorized",
+        ),
+        (fx.server.manager(), 403, "forbidden"),
+    ] {
+        refused(
+            client.api().search_comments(&comment_query(&q)).await,
+            status,
+            code,
+        );
+        refused(
+            client.api().search_docs(&doc_query("friday")).await,
+            status,
+            code,
+        );
+    }
+    for client in [
+        &fx.ada,
+        &docs_only,
+        &fx.server.agent(),
+        &fx.server.importer(),
+    ] {
+        assert_eq!(comment_results(client, &q).await.len(), 1, "{COMMENTS}");
+        assert_eq!(
+            doc_results(client, &doc_query("friday")).await.len(),
+            1,
+            "{DOCS}"
+        );
+    }
+    // Raw: a signed-in browser's session cookie.
     for path in [COMMENTS, DOCS] {
-        let q = [("q", "friday")];
-        search(&fx.server.client(None), path, &q)
-            .await
-            .expect_error(401, "unauthorized");
-        search(&fx.server.client(Some("drp_not_a_real_token")), path, &q)
-            .await
-            .expect_error(401, "unauthorized");
-        search(&fx.server.manager(), path, &q)
-            .await
-            .expect_error(403, "forbidden");
-        for client in [
-            &fx.ada,
-            &docs_only,
-            &cookie,
-            &fx.server.agent(),
-            &fx.server.importer(),
-        ] {
-            assert_eq!(results(client, path, &q).await.len(), 1, "{path}");
-        }
+        let found = search(&cookie, path, &q).await;
+        let body = found.expect(200);
+        assert_eq!(body["nextCursor"], Value::Null, "one page: {}", found.text);
+        assert_eq!(body["results"].as_array().map(Vec::len), Some(1), "{path}");
     }
 }
 
@@ -1137,44 +1322,46 @@ async fn search_takes_a_reading_credential() {
 async fn words_of_neighbouring_blocks_are_found_apart() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], ALL_DOC_SCOPES);
-    let review = ada
-        .create_review(
-            "Blocks",
-            "<h2>Scope</h2><p>alphaword</p><ul><li>firstitem</li><li>seconditem</li></ul>",
-        )
-        .await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
+    let id = document(
+        &ada,
+        "Blocks",
+        "<h2>Scope</h2><p>alphaword</p><ul><li>firstitem</li><li>seconditem</li></ul>",
+    )
+    .await;
     for word in ["scope", "alphaword", "firstitem", "seconditem"] {
-        let found = search(&ada, DOCS, &[("q", word)]).await;
-        let results = found.expect(200)["results"]
-            .as_array()
-            .expect("results")
-            .clone();
-        assert_eq!(results.len(), 1, "{word}: {}", found.text);
-        assert_eq!(results[0]["reviewId"], id.as_str());
+        let results = doc_results(&ada, &doc_query(word)).await;
+        assert_eq!(results.len(), 1, "{word}: {results:?}");
+        assert_eq!(results[0].review.review_id, id);
     }
     // The anchoring text is unchanged: the glued passage is still one quote, and a quote
     // copied from the rendered page (a line break where the blocks meet) finds the same passage.
+    let quoting = |exact: &str| NewComment {
+        body: "x".into(),
+        category: None,
+        locator: Some(quote(exact)),
+        base_comments_revision: None,
+    };
     for exact in ["Scopealphaword", "Scope\nalphaword", "Scope\n\nalphaword\n"] {
         let written = ada
-            .post(
-                &format!("/api/reviews/{id}/comments"),
-                &json!({ "body": "x", "locator": { "quote": { "exact": exact } } }),
-            )
-            .await;
-        let anchor = written.expect(201)["comment"]["anchor"].clone();
+            .api()
+            .add_comment(&id, &quoting(exact))
+            .await
+            .expect("comment");
+        let anchor = written.comment.anchor;
         assert_eq!(
-            anchor["position"],
-            json!({ "start": 0, "end": 14 }),
+            anchor.position,
+            Some(Position { start: 0, end: 14 }),
             "{exact:?}"
         );
-        assert_eq!(anchor["quote"]["exact"], "Scopealphaword");
-        assert_eq!(anchor["state"], "exact");
+        assert_eq!(
+            anchor.quote.map(|q| q.exact).as_deref(),
+            Some("Scopealphaword")
+        );
+        assert_eq!(anchor.state, AnchorState::Exact);
     }
-    ada.post(
-        &format!("/api/reviews/{id}/comments"),
-        &json!({ "body": "x", "locator": { "quote": { "exact": "Scope\nnothing" } } }),
-    )
-    .await
-    .expect_error(400, "invalid_request");
+    refused(
+        ada.api().add_comment(&id, &quoting("Scope\nnothing")).await,
+        400,
+        "invalid_request",
+    );
 }
