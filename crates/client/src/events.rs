@@ -9,14 +9,24 @@ use crate::{Error, Result};
 /// is committed. Ends when the server closes the stream.
 pub struct EventStream {
     body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
-    buffer: String,
+    /// Bytes received and not yet parsed: kept as bytes, since a chunk may end inside a
+    /// character.
+    buffer: Vec<u8>,
+}
+
+impl std::fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventStream")
+            .field("buffered", &self.buffer.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl EventStream {
     pub(crate) fn new(response: reqwest::Response) -> Self {
         EventStream {
             body: response.bytes_stream().boxed(),
-            buffer: String::new(),
+            buffer: Vec::new(),
         }
     }
 
@@ -31,19 +41,26 @@ impl EventStream {
                 }
             }
             match self.body.next().await? {
-                Ok(chunk) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(chunk) => self.buffer.extend_from_slice(&chunk),
                 Err(error) => return Some(Err(Error::transport(error))),
             }
         }
     }
 
-    /// One complete frame (up to a blank line) out of the buffer.
+    /// One complete frame (up to a blank line, `\n\n` or `\r\n\r\n`) out of the buffer.
     fn take_frame(&mut self) -> Option<String> {
-        let normalized = self.buffer.replace("\r\n", "\n");
-        let end = normalized.find("\n\n")?;
-        let frame = normalized[..end].to_string();
-        self.buffer = normalized[end + 2..].to_string();
-        Some(frame)
+        let (end, separator) = [&b"\n\n"[..], b"\r\n\r\n"]
+            .into_iter()
+            .filter_map(|separator| {
+                let at = self
+                    .buffer
+                    .windows(separator.len())
+                    .position(|w| w == separator)?;
+                Some((at, separator.len()))
+            })
+            .min()?;
+        let frame: Vec<u8> = self.buffer.drain(..end + separator).take(end).collect();
+        Some(String::from_utf8_lossy(&frame).replace("\r\n", "\n"))
     }
 }
 
@@ -62,7 +79,28 @@ fn parse(frame: &str) -> Option<Result<ReviewEvent>> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{EventStream, parse};
+    use futures_util::StreamExt;
+
+    /// A character split across two chunks arrives whole.
+    #[tokio::test]
+    async fn a_character_split_across_chunks_is_kept() {
+        let frame = "data: {\"kind\":\"comments\",\"reviewId\":\"rv_é\",\"commentsRevision\":1,\
+                     \"structureRevision\":1,\"latestVersionId\":\"ver_1\",\"changeSeq\":2}\r\n\r\n";
+        let bytes = frame.as_bytes();
+        let split = frame.find('é').expect("é") + 1; // inside the two bytes of `é`
+        let chunks = vec![
+            Ok(bytes::Bytes::copy_from_slice(&bytes[..split])),
+            Ok(bytes::Bytes::copy_from_slice(&bytes[split..])),
+        ];
+        let mut stream = EventStream {
+            body: futures_util::stream::iter(chunks).boxed(),
+            buffer: Vec::new(),
+        };
+        let event = stream.next().await.expect("an event").expect("parsed");
+        assert_eq!(event.review_id, "rv_é");
+        assert!(stream.next().await.is_none());
+    }
 
     #[test]
     fn frames_become_events_and_comments_are_skipped() {

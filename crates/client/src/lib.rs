@@ -31,6 +31,9 @@ pub use events::EventStream;
 
 /// How many times an idempotent call is sent at most.
 const ATTEMPTS: u32 = 4;
+/// The error codes of the two conflicts a caller resolves by reading again.
+const REVISION_CONFLICT: &str = "comments revision conflict";
+const STALE_VERSION: &str = "stale_target_version";
 /// The longest wait between attempts, whatever `Retry-After` asks.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -75,8 +78,8 @@ impl Error {
     /// The error code of a refusal (`not_found`, `unauthorized`, …).
     pub fn code(&self) -> Option<&str> {
         match self {
-            Error::RevisionConflict { .. } => Some("comments revision conflict"),
-            Error::StaleVersion { .. } => Some("stale_target_version"),
+            Error::RevisionConflict { .. } => Some(REVISION_CONFLICT),
+            Error::StaleVersion { .. } => Some(STALE_VERSION),
             Error::Api { body } => Some(&body.error),
             _ => None,
         }
@@ -358,10 +361,9 @@ impl Client {
 
     // --- managing a document -----------------------------------------------------------------
 
-    pub async fn delete_review(&self, review_id: &str) -> Result<()> {
+    pub async fn delete_review(&self, review_id: &str) -> Result<Deleted> {
         let path = format!("/api/reviews/{}", segment(review_id));
-        let _: serde_json::Value = self.call(Method::DELETE, &path).await?;
-        Ok(())
+        self.call(Method::DELETE, &path).await
     }
 
     pub async fn rename_review(&self, review_id: &str, change: &TitleChange) -> Result<ReviewView> {
@@ -792,21 +794,29 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
         .map(Duration::from_secs)
 }
 
-/// The error a refusal's body describes.
+/// The error a refusal's body describes. A body that is not the error body, or whose `status`
+/// is not the answer's, is not what the API promises.
 fn refusal(status: StatusCode, bytes: &[u8]) -> Error {
-    let Ok(body) = serde_json::from_slice::<ErrorBody>(bytes) else {
-        return Error::Decode(format!(
-            "{status} without the JSON error body: {}",
-            String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
-        ));
+    let body = match serde_json::from_slice::<ErrorBody>(bytes) {
+        Ok(body) if body.status == status.as_u16() => body,
+        _ => {
+            return Error::Decode(format!(
+                "{status} without its JSON error body: {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+            ));
+        }
     };
-    match (body.current_revision, body.latest_version_id.clone()) {
-        (Some(current_revision), _) if status == StatusCode::CONFLICT => Error::RevisionConflict {
-            current_revision,
+    match (
+        body.error.as_str(),
+        &body.current_revision,
+        &body.latest_version_id,
+    ) {
+        (REVISION_CONFLICT, Some(current_revision), _) => Error::RevisionConflict {
+            current_revision: *current_revision,
             message: body.message,
         },
-        (_, Some(latest_version_id)) if status == StatusCode::CONFLICT => Error::StaleVersion {
-            latest_version_id,
+        (STALE_VERSION, _, Some(latest_version_id)) => Error::StaleVersion {
+            latest_version_id: latest_version_id.clone(),
             message: body.message,
         },
         _ => Error::Api {
@@ -829,6 +839,22 @@ mod tests {
         let shown = format!("{client:?}");
         assert!(!shown.contains("supersecret"), "{shown}");
         assert!(shown.contains("<redacted>"), "{shown}");
+    }
+
+    #[test]
+    fn a_refusal_must_carry_its_own_status_and_the_conflict_codes() {
+        // The body says 400 on a 409: not the API's error body.
+        let mismatched = refusal(
+            StatusCode::CONFLICT,
+            br#"{"error":"invalid_request","status":400,"message":"m"}"#,
+        );
+        assert!(matches!(mismatched, Error::Decode(_)), "{mismatched:?}");
+        // A 409 of another kind stays a plain refusal with its own code, even with a revision.
+        let other = refusal(
+            StatusCode::CONFLICT,
+            br#"{"error":"invalid_transition","status":409,"message":"m","currentRevision":3}"#,
+        );
+        assert_eq!(other.code(), Some("invalid_transition"), "{other:?}");
     }
 
     #[test]
