@@ -1,9 +1,18 @@
 //! The caller's own account, personal tokens, browser sign-in and the command-line login.
+//!
+//! Bearer-token requests go through the typed client. Raw requests remain for browser sign-in
+//! (cookies, CSRF, the login and approval pages), response headers (`x-cr-token-expires-at`,
+//! `WWW-Authenticate`, `Retry-After`), the exact bytes of the token listing, rate limits, and
+//! malformed bodies.
 
 use crate::support;
 
-use crate::support::{Client, Server, rfc3339_ms};
+use crate::support::{Client, Server, refused, rfc3339_ms};
 use base64::Engine;
+use docreview_client::Error;
+use docreview_client::api::{
+    CodeExchange, ListQuery, MemberChange, MemberStatus, Membership, PageQuery, Provider, Scope,
+};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -13,24 +22,19 @@ const PASSWORD: &str = "a long enough password";
 async fn me_shows_the_user_and_the_token_in_use() {
     let server = Server::start();
     let ada = server.user("Ada@Example.com", "Ada Lovelace", &[], "docs,comments");
+    let me = ada.api().me().await.expect("me");
+    assert_eq!(me.user.email, "ada@example.com");
+    assert_eq!(me.user.display_name, "Ada Lovelace");
+    assert_eq!(me.user.provider, Provider::Local);
+    assert_eq!(me.user.membership, Membership::Internal);
+    assert!(me.user.id.starts_with("usr_"), "{}", me.user.id);
+    let token = me.token.expect("the token in use");
+    assert!(token.id.starts_with("tok_"), "{}", token.id);
+    assert_eq!(token.scopes, [Scope::Docs, Scope::Comments]);
+    let expires = token.expires_at.as_str();
+    // The header is the point (raw).
     let reply = ada.get("/api/me").await;
-    let body = reply.expect(200);
-    assert_eq!(body["user"]["email"], "ada@example.com");
-    assert_eq!(body["user"]["displayName"], "Ada Lovelace");
-    assert_eq!(body["user"]["provider"], "local");
-    assert_eq!(body["user"]["membership"], "internal");
-    assert!(
-        body["user"]["id"]
-            .as_str()
-            .is_some_and(|id| id.starts_with("usr_"))
-    );
-    assert!(
-        body["token"]["id"]
-            .as_str()
-            .is_some_and(|id| id.starts_with("tok_"))
-    );
-    assert_eq!(body["token"]["scopes"], json!(["docs", "comments"]));
-    let expires = body["token"]["expiresAt"].as_str().expect("expiresAt");
+    reply.expect(200);
     assert_eq!(reply.header("x-cr-token-expires-at"), Some(expires));
     let ninety_days = 90 * 24 * 3600 * 1000;
     assert!((rfc3339_ms(expires) - support::now_ms() - ninety_days).abs() < 60_000);
@@ -43,18 +47,19 @@ async fn tokens_are_listed_without_values_and_revoked_at_once() {
     let first = server.issue_token("ada@example.com", "docs");
     let second = server.issue_token("ada@example.com", "");
     let ada = server.client(Some(&first));
+    // The answer's bytes and which fields it spells out are the point (raw).
     let list = ada.get("/api/me/tokens").await;
-    let tokens = list.expect(200)["tokens"]
+    let raw_tokens = list.expect(200)["tokens"]
         .as_array()
         .expect("tokens")
         .clone();
-    assert_eq!(tokens.len(), 2);
+    assert_eq!(raw_tokens.len(), 2);
     assert!(
         !list.text.contains("drp_"),
         "a token value leaked: {}",
         list.text
     );
-    for token in &tokens {
+    for token in &raw_tokens {
         for field in [
             "id",
             "name",
@@ -66,37 +71,45 @@ async fn tokens_are_listed_without_values_and_revoked_at_once() {
             assert!(token.get(field).is_some(), "{field} missing in {token}");
         }
     }
+    let tokens = ada
+        .api()
+        .my_tokens(&PageQuery::default())
+        .await
+        .expect("tokens")
+        .tokens;
+    assert_eq!(tokens.len(), 2);
     // Newest first; the default scope is `comments` only.
-    assert_eq!(tokens[0]["scopes"], json!(["comments"]));
-    assert_eq!(tokens[1]["scopes"], json!(["docs"]));
+    assert_eq!(tokens[0].scopes, [Scope::Comments]);
+    assert_eq!(tokens[1].scopes, [Scope::Docs]);
     assert!(
-        tokens[1]["lastUsedAt"].is_string(),
+        tokens[1].last_used_at.is_some(),
         "the listing used the first token"
     );
 
-    let second_id = tokens[0]["id"].as_str().expect("id").to_string();
+    let second_id = tokens[0].id.clone();
     let holder = server.client(Some(&second));
-    holder.get("/api/me").await.expect(200);
-    let revoked = ada.delete(&format!("/api/me/tokens/{second_id}")).await;
-    assert_eq!(revoked.expect(200)["token"]["id"], second_id);
-    assert!(revoked.json["token"]["revokedAt"].is_string());
-    holder
-        .get("/api/me")
+    holder.api().me().await.expect("me");
+    let revoked = ada.api().revoke_my_token(&second_id).await.expect("revoke");
+    assert_eq!(revoked.id, second_id);
+    assert!(revoked.revoked_at.is_some());
+    refused(holder.api().me().await, 401, "unauthorized");
+    let left = ada
+        .api()
+        .my_tokens(&PageQuery::default())
         .await
-        .expect_error(401, "unauthorized");
-    let left = ada.get("/api/me/tokens").await;
-    assert_eq!(left.expect(200)["tokens"].as_array().map(Vec::len), Some(1));
-    ada.delete(&format!("/api/me/tokens/{second_id}"))
-        .await
-        .expect_error(404, "not_found");
+        .expect("tokens");
+    assert_eq!(left.tokens.len(), 1);
+    refused(
+        ada.api().revoke_my_token(&second_id).await,
+        404,
+        "not_found",
+    );
 
     // Someone else's token id is not yours to revoke.
     let grace = server.user("grace@example.com", "Grace", &[], "");
-    let graces = grace.get("/api/me").await.expect(200)["token"]["id"].clone();
-    ada.delete(&format!("/api/me/tokens/{}", graces.as_str().expect("id")))
-        .await
-        .expect_error(404, "not_found");
-    grace.get("/api/me").await.expect(200);
+    let graces = grace.api().me().await.expect("me").token.expect("token").id;
+    refused(ada.api().revoke_my_token(&graces).await, 404, "not_found");
+    grace.api().me().await.expect("me");
 }
 
 #[tokio::test]
@@ -108,26 +121,34 @@ async fn tokens_list_pages_with_a_cursor() {
         values.push(server.issue_token("ada@example.com", "comments"));
     }
     let ada = server.client(Some(&values[0]));
-    let first = ada.get("/api/me/tokens?limit=2").await;
-    let next = first.expect(200)["nextCursor"]
-        .as_str()
-        .expect("a next page")
-        .to_string();
-    assert_eq!(first.json["tokens"].as_array().map(Vec::len), Some(2));
+    let page = |limit: Option<usize>, cursor: Option<&str>| PageQuery {
+        limit,
+        cursor: cursor.map(str::to_string),
+    };
+    let first = ada
+        .api()
+        .my_tokens(&page(Some(2), None))
+        .await
+        .expect("first page");
+    let next = first.next_cursor.clone().expect("a next page");
+    assert_eq!(first.tokens.len(), 2);
     let second = ada
-        .get(&format!("/api/me/tokens?limit=2&cursor={next}"))
-        .await;
-    assert_eq!(
-        second.expect(200)["tokens"].as_array().map(Vec::len),
-        Some(1)
+        .api()
+        .my_tokens(&page(Some(2), Some(&next)))
+        .await
+        .expect("second page");
+    assert_eq!(second.tokens.len(), 1);
+    assert!(second.next_cursor.is_none());
+    refused(
+        ada.api().my_tokens(&page(Some(0), None)).await,
+        400,
+        "invalid_request",
     );
-    assert!(second.json["nextCursor"].is_null());
-    ada.get("/api/me/tokens?limit=0")
-        .await
-        .expect_error(400, "invalid_request");
-    ada.get("/api/me/tokens?cursor=bogus!")
-        .await
-        .expect_error(400, "invalid_request");
+    refused(
+        ada.api().my_tokens(&page(None, Some("bogus!"))).await,
+        400,
+        "invalid_request",
+    );
 }
 
 #[tokio::test]
@@ -136,14 +157,12 @@ async fn expired_tokens_are_refused() {
     server.create_user("ada@example.com", "Ada", &[]);
     let token = server.expired_token("ada@example.com", "comments");
     let expired = server.client(Some(&token));
-    expired
-        .get("/api/me")
-        .await
-        .expect_error(401, "unauthorized");
-    expired
-        .get("/api/reviews")
-        .await
-        .expect_error(401, "unauthorized");
+    refused(expired.api().me().await, 401, "unauthorized");
+    refused(
+        expired.api().list_reviews(&ListQuery::default()).await,
+        401,
+        "unauthorized",
+    );
 }
 
 #[tokio::test]
@@ -220,10 +239,9 @@ async fn cookie_writes_need_a_same_origin_request_or_the_csrf_token() {
     let server = Server::start();
     server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
     let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
-    let review = owner
-        .create_review("Plan", "<p>Ship it on Monday.</p>")
-        .await;
-    let id = review["reviewId"].as_str().expect("id");
+    let review = owner.upload("Plan", "<p>Ship it on Monday.</p>").await;
+    let id = review.review_id.as_str();
+    // The rest is the browser session's (raw: the typed client sends no cookie).
     let session = server.sign_in("ada@example.com", PASSWORD).await;
     let path = format!("/api/reviews/{id}/comments");
     let body = json!({ "body": "From the browser" });
@@ -331,46 +349,50 @@ async fn command_line_login_exchanges_a_one_time_code_for_a_token() {
     assert_eq!(code.len(), 11, "XXXXX-XXXXX: {code}");
 
     let anonymous = server.client(None);
+    let exchange = |code: &str, verifier: &str| CodeExchange {
+        code: code.into(),
+        verifier: verifier.into(),
+    };
     // The wrong verifier is refused and does not use the code up.
-    anonymous
-        .post(
-            "/api/auth/cli/token",
-            &json!({ "code": code, "verifier": "x".repeat(43) }),
-        )
-        .await
-        .expect_error(400, "invalid_request");
-    let exchanged = anonymous
-        .post(
-            "/api/auth/cli/token",
-            &json!({ "code": code.to_lowercase(), "verifier": verifier }),
-        )
-        .await;
-    let body = exchanged.expect(200).clone();
-    assert_eq!(body["scopes"], json!(["docs", "comments"]));
-    assert!(
-        body["tokenId"]
-            .as_str()
-            .is_some_and(|id| id.starts_with("tok_"))
+    refused(
+        anonymous
+            .api()
+            .exchange_cli_code(&exchange(&code, &"x".repeat(43)))
+            .await,
+        400,
+        "invalid_request",
     );
-    assert!(body["expiresAt"].is_string());
-    let token = body["token"].as_str().expect("token");
+    let body = anonymous
+        .api()
+        .exchange_cli_code(&exchange(&code.to_lowercase(), &verifier))
+        .await
+        .expect("exchange");
+    assert_eq!(body.scopes, [Scope::Docs, Scope::Comments]);
+    assert!(body.token_id.starts_with("tok_"), "{}", body.token_id);
+    assert!(!body.expires_at.is_empty());
+    let token = body.token.expose();
     assert!(token.starts_with("drp_"));
 
     let cli = server.client(Some(token));
-    let me = cli.get("/api/me").await;
-    assert_eq!(me.expect(200)["user"]["email"], "ada@example.com");
-    assert_eq!(me.json["token"]["id"], body["tokenId"]);
-    let listed = cli.get("/api/me/tokens").await;
-    assert_eq!(listed.expect(200)["tokens"][0]["name"], "laptop");
+    let me = cli.api().me().await.expect("me");
+    assert_eq!(me.user.email, "ada@example.com");
+    assert_eq!(me.token.expect("token").id, body.token_id);
+    let listed = cli
+        .api()
+        .my_tokens(&PageQuery::default())
+        .await
+        .expect("tokens");
+    assert_eq!(listed.tokens[0].name, "laptop");
 
     // Single use.
-    anonymous
-        .post(
-            "/api/auth/cli/token",
-            &json!({ "code": code, "verifier": verifier }),
-        )
-        .await
-        .expect_error(400, "invalid_request");
+    refused(
+        anonymous
+            .api()
+            .exchange_cli_code(&exchange(&code, &verifier))
+            .await,
+        400,
+        "invalid_request",
+    );
 }
 
 #[tokio::test]
@@ -400,6 +422,7 @@ async fn approval_needs_the_pages_csrf_token_and_a_valid_challenge() {
 
 #[tokio::test]
 async fn failed_code_exchanges_are_rate_limited_per_address() {
+    // Raw: the 429 and its `Retry-After` header are the point.
     let server = Server::start();
     let anonymous = server.client(None);
     let attempt = json!({ "code": "AAAAA-BBBBB", "verifier": "v".repeat(43) });
@@ -518,21 +541,25 @@ async fn every_401_says_why() {
     let expired = server.expired_token("ada@example.com", "comments");
     let revoked = server.issue_token("ada@example.com", "comments");
     let revoker = server.client(Some(&revoked));
-    let revoked_id = revoker.get("/api/me").await.expect(200)["token"]["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let revoked_id = revoker
+        .api()
+        .me()
+        .await
+        .expect("me")
+        .token
+        .expect("token")
+        .id;
     revoker
-        .delete(&format!("/api/me/tokens/{revoked_id}"))
+        .api()
+        .revoke_my_token(&revoked_id)
         .await
-        .expect(200);
-    admin
-        .patch(
-            "/api/org/members",
-            &json!({ "email": "bob@example.com", "status": "suspended" }),
-        )
-        .await
-        .expect(200);
+        .expect("revoke");
+    let suspend = MemberChange {
+        email: "bob@example.com".into(),
+        status: Some(MemberStatus::Suspended),
+        display_name: None,
+    };
+    admin.api().update_member(&suspend).await.expect("suspend");
     // A well-formed token (prefix, length, checksum) that this server never issued.
     let (unknown, _) =
         docreview_core::identity::mint_personal_token(&docreview_core::clock::OsEntropy);
@@ -567,6 +594,7 @@ async fn every_401_says_why() {
             "Bearer error=\"invalid_token\"",
         ),
     ];
+    // Raw: the `WWW-Authenticate` header is the point.
     for (reason, client, challenge) in cases {
         let reply = client.get("/api/reviews").await;
         assert_eq!(
@@ -633,8 +661,15 @@ async fn operators_list_members_and_tokens_and_revoke_a_token() {
     assert!(line.ends_with("\tnever"), "{line}");
 
     stdout(server.admin(&["revoke-token", &id]));
-    let reply = server.client(Some(&token)).get("/api/me").await;
-    assert_eq!(reply.expect_error(401, "unauthorized")["reason"], "revoked");
+    let refusal = refused(
+        server.client(Some(&token)).api().me().await,
+        401,
+        "unauthorized",
+    );
+    let Error::Api { body } = refusal else {
+        panic!("not an API refusal: {refusal:?}")
+    };
+    assert_eq!(body.reason.as_deref(), Some("revoked"));
     let listed = stdout(server.admin(&["list-tokens", "--email", "eve@example.com"]));
     assert_eq!(
         listed.lines().count(),

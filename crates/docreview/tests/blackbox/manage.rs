@@ -1,10 +1,19 @@
 //! Managing a document over HTTP: the title, tags and the archive flag, sharing (link and
 //! restricted modes, the allowed-user list), ownership transfer, deletion, and which credentials
 //! may do each (DESIGN.md §2, §3, §4.6).
+//!
+//! Requests go through the typed client; the raw helpers send only what it cannot: bodies that
+//! break the schema, other content types, and deletions whose answer body is checked (the typed
+//! `delete_review` does not return it).
 
+use docreview_client::api::{
+    AccessInput, AccessMode, AllowedUserEntry, CreateReview, GrantRole, ListQuery, MetaChange,
+    NewComment, OwnerChange, ReviewInput, ReviewSummaryView, ReviewView, Role, SharingChange,
+    SharingView, SourceInput, TitleChange,
+};
 use serde_json::{Value, json};
 
-use crate::support::{Client, Reply, Server};
+use crate::support::{Client, Server, refused};
 
 const HTML: &str = "<!doctype html><html><body><h1 id=\"plan\">Plan</h1>\
 <p>The rollout starts on Monday.</p></body></html>";
@@ -24,12 +33,65 @@ async fn setup() -> Fixture {
     let server = Server::start();
     let owner_id = server.create_user("ada@example.com", "Ada", &[]);
     let owner = server.client(Some(&server.issue_token("ada@example.com", ALL_DOC_SCOPES)));
-    let review = owner.create_review("Plan", HTML).await;
+    let review = owner.upload("Plan", HTML).await;
     Fixture {
-        id: review["reviewId"].as_str().expect("reviewId").to_string(),
+        id: review.review_id,
         server,
         owner,
         owner_id,
+    }
+}
+
+/// One entry of a sharing list.
+fn grant(email: &str, role: GrantRole) -> AllowedUserEntry {
+    AllowedUserEntry {
+        email: email.to_string(),
+        role,
+    }
+}
+
+/// A sharing list as `(email, role)` pairs, in the order answered.
+fn entries(list: &[AllowedUserEntry]) -> Vec<(String, GrantRole)> {
+    list.iter()
+        .map(|entry| (entry.email.clone(), entry.role))
+        .collect()
+}
+
+/// Asserts a sharing answer: its mode and its list, `(email, role)` in order.
+#[track_caller]
+fn assert_sharing(view: &SharingView, mode: AccessMode, users: &[(&str, GrantRole)]) {
+    assert_eq!(view.mode, mode, "{view:?}");
+    let expected: Vec<(String, GrantRole)> = users
+        .iter()
+        .map(|(email, role)| ((*email).to_string(), *role))
+        .collect();
+    assert_eq!(entries(&view.allowed_users), expected, "{view:?}");
+}
+
+fn change(mode: Option<AccessMode>, users: Option<Vec<AllowedUserEntry>>) -> SharingChange {
+    SharingChange {
+        mode,
+        allowed_users: users,
+    }
+}
+
+fn owner_change(email: &str) -> OwnerChange {
+    OwnerChange {
+        email: email.to_string(),
+    }
+}
+
+fn tags(list: &[&str]) -> MetaChange {
+    MetaChange {
+        tags: Some(list.iter().map(ToString::to_string).collect()),
+        archived: None,
+    }
+}
+
+fn archived(flag: bool) -> MetaChange {
+    MetaChange {
+        tags: None,
+        archived: Some(flag),
     }
 }
 
@@ -49,67 +111,88 @@ impl Fixture {
         (id, client)
     }
 
-    /// The document as `client` reads it (asserting 200).
-    async fn read(&self, client: &Client) -> Value {
-        client.get(&self.path("")).await.expect(200)["review"].clone()
+    /// The document as `client` reads it.
+    async fn read(&self, client: &Client) -> ReviewView {
+        client.api().review(&self.id, false).await.expect("read")
     }
 
-    /// The owner's sharing settings (asserting 200).
-    async fn sharing(&self) -> Value {
+    /// The owner's sharing settings.
+    async fn sharing(&self) -> SharingView {
+        self.owner.api().sharing(&self.id).await.expect("sharing")
+    }
+
+    /// Sets the sharing settings as the owner.
+    async fn share(&self, change: SharingChange) -> SharingView {
         self.owner
-            .get(&self.path("/access"))
+            .api()
+            .change_sharing(&self.id, &change)
             .await
-            .expect(200)
-            .clone()
+            .expect("change sharing")
     }
 
-    /// Sets the sharing settings as the owner (asserting 200).
-    async fn share(&self, change: Value) -> Value {
-        self.owner
-            .patch(&self.path("/access"), &change)
-            .await
-            .expect(200)
-            .clone()
-    }
-
-    /// Makes the document restricted and shares it with `users` (`[{ email, role }]`).
-    async fn restrict_to(&self, users: Value) {
-        self.share(json!({ "mode": "restricted", "allowedUsers": users }))
+    /// Makes the document restricted and shares it with `users`.
+    async fn restrict_to(&self, users: Vec<AllowedUserEntry>) {
+        self.share(change(Some(AccessMode::Restricted), Some(users)))
             .await;
     }
 
-    async fn rename(&self, client: &Client, title: Value) -> Reply {
-        client
-            .patch(&self.path("/title"), &json!({ "title": title }))
-            .await
+    async fn rename(&self, client: &Client, title: &str) -> docreview_client::Result<ReviewView> {
+        let change = TitleChange {
+            title: title.to_string(),
+        };
+        client.api().rename_review(&self.id, &change).await
     }
 
-    async fn meta(&self, client: &Client, change: Value) -> Reply {
-        client.patch(&self.path("/meta"), &change).await
+    async fn meta(
+        &self,
+        client: &Client,
+        change: &MetaChange,
+    ) -> docreview_client::Result<ReviewView> {
+        client.api().change_meta(&self.id, change).await
+    }
+
+    async fn transfer(&self, client: &Client, email: &str) -> docreview_client::Result<ReviewView> {
+        client
+            .api()
+            .transfer_owner(&self.id, &owner_change(email))
+            .await
     }
 }
 
-/// The ids of the documents `client` lists with the extra `query` (e.g. `archived=true`).
-async fn listed(client: &Client, query: &str) -> Vec<String> {
-    let reply = client.get(&format!("/api/reviews?limit=200&{query}")).await;
-    reply.expect(200)["reviews"]
-        .as_array()
-        .expect("reviews array")
-        .iter()
-        .map(|row| row["reviewId"].as_str().expect("reviewId").to_string())
-        .collect()
+/// The ids of the documents `client` lists with `query` (its limit set to 200).
+async fn listed(client: &Client, query: ListQuery) -> Vec<String> {
+    let query = ListQuery {
+        limit: Some(200),
+        ..query
+    };
+    let list = client.api().list_reviews(&query).await.expect("list");
+    list.reviews.into_iter().map(|row| row.review_id).collect()
 }
 
 /// The list row of document `id` as `client` sees it.
-async fn list_row(client: &Client, id: &str) -> Value {
-    let reply = client.get("/api/reviews?limit=200").await;
-    reply.expect(200)["reviews"]
-        .as_array()
-        .expect("reviews array")
-        .iter()
-        .find(|row| row["reviewId"] == id)
-        .cloned()
-        .unwrap_or_else(|| panic!("{id} is not listed: {}", reply.text))
+async fn list_row(client: &Client, id: &str) -> ReviewSummaryView {
+    let query = ListQuery {
+        limit: Some(200),
+        ..ListQuery::default()
+    };
+    let list = client.api().list_reviews(&query).await.expect("list");
+    let ids: Vec<String> = list.reviews.iter().map(|r| r.review_id.clone()).collect();
+    list.reviews
+        .into_iter()
+        .find(|row| row.review_id == id)
+        .unwrap_or_else(|| panic!("{id} is not listed: {ids:?}"))
+}
+
+/// A raw `PATCH`/`PUT` with `body`, which must be refused with 400 `invalid_request`.
+async fn refused_raw(client: &Client, method: &str, path: &str, body: &Value) {
+    let request = client.raw(method, path).json(body);
+    let reply = client.send(request).await;
+    assert_eq!(
+        reply.status, 400,
+        "{body} should be refused: {}",
+        reply.text
+    );
+    reply.expect_error(400, "invalid_request");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -118,19 +201,22 @@ async fn list_row(client: &Client, id: &str) -> Value {
 #[tokio::test]
 async fn rename_trims_the_title_and_answers_the_review() {
     let fx = setup().await;
-    let reply = fx.rename(&fx.owner, json!("  Launch plan, final  ")).await;
-    let review = &reply.expect(200)["review"];
-    assert_eq!(review["reviewId"], fx.id.as_str());
-    assert_eq!(review["title"], "Launch plan, final");
-    assert_eq!(review["role"], "owner");
-    assert!(
-        review["source"]["versions"].is_array(),
-        "a whole Review: {review}"
+    let review = fx
+        .rename(&fx.owner, "  Launch plan, final  ")
+        .await
+        .expect("rename");
+    assert_eq!(review.review_id, fx.id);
+    assert_eq!(review.title, "Launch plan, final");
+    assert_eq!(review.role, Role::Owner);
+    assert_eq!(
+        review.source.versions.len(),
+        1,
+        "a whole Review: {review:?}"
     );
 
-    assert_eq!(fx.read(&fx.owner).await["title"], "Launch plan, final");
+    assert_eq!(fx.read(&fx.owner).await.title, "Launch plan, final");
     assert_eq!(
-        list_row(&fx.owner, &fx.id).await["title"],
+        list_row(&fx.owner, &fx.id).await.title,
         "Launch plan, final"
     );
 }
@@ -138,26 +224,30 @@ async fn rename_trims_the_title_and_answers_the_review() {
 #[tokio::test]
 async fn title_length_is_1_to_300_characters_after_trimming() {
     let fx = setup().await;
-    for bad in [json!(""), json!("   \t\n "), json!("x".repeat(301))] {
-        fx.rename(&fx.owner, bad.clone())
-            .await
-            .expect_error(400, "invalid_request");
+    for bad in [String::new(), "   \t\n ".to_string(), "x".repeat(301)] {
+        refused(fx.rename(&fx.owner, &bad).await, 400, "invalid_request");
     }
     // Multi-byte characters count as one each.
-    fx.rename(&fx.owner, json!("é".repeat(301)))
-        .await
-        .expect_error(400, "invalid_request");
-    assert_eq!(fx.read(&fx.owner).await["title"], "Plan", "nothing changed");
+    refused(
+        fx.rename(&fx.owner, &"é".repeat(301)).await,
+        400,
+        "invalid_request",
+    );
+    assert_eq!(fx.read(&fx.owner).await.title, "Plan", "nothing changed");
 
     let longest = "é".repeat(300);
-    let reply = fx.rename(&fx.owner, json!(format!(" {longest} "))).await;
-    assert_eq!(reply.expect(200)["review"]["title"], longest.as_str());
-    fx.rename(&fx.owner, json!("x")).await.expect(200);
-    assert_eq!(fx.read(&fx.owner).await["title"], "x");
+    let review = fx
+        .rename(&fx.owner, &format!(" {longest} "))
+        .await
+        .expect("rename");
+    assert_eq!(review.title, longest);
+    fx.rename(&fx.owner, "x").await.expect("rename");
+    assert_eq!(fx.read(&fx.owner).await.title, "x");
 }
 
 #[tokio::test]
 async fn rename_needs_a_title_string_in_a_json_body() {
+    // Raw throughout: each body breaks the schema or is not JSON.
     let fx = setup().await;
     for body in [
         json!({}),
@@ -198,7 +288,7 @@ async fn rename_needs_a_title_string_in_a_json_body() {
         .send(untyped)
         .await
         .expect_error(415, "unsupported_media_type");
-    assert_eq!(fx.read(&fx.owner).await["title"], "Plan");
+    assert_eq!(fx.read(&fx.owner).await.title, "Plan");
 }
 
 #[tokio::test]
@@ -207,61 +297,62 @@ async fn an_editor_may_rename_a_viewer_may_not_and_an_outsider_sees_nothing() {
     let (_, editor) = fx.member("ed@example.com", &[], ALL_DOC_SCOPES);
     let (_, viewer) = fx.member("vic@example.com", &[], ALL_DOC_SCOPES);
     let (_, outsider) = fx.member("otto@example.com", &[], ALL_DOC_SCOPES);
-    fx.share(json!({ "allowedUsers": [{ "email": "ed@example.com", "role": "editor" }] }))
-        .await;
+    fx.share(change(
+        None,
+        Some(vec![grant("ed@example.com", GrantRole::Editor)]),
+    ))
+    .await;
 
     // Link mode: Vic is a viewer.
-    assert_eq!(fx.read(&viewer).await["role"], "viewer");
-    fx.rename(&viewer, json!("By a viewer"))
-        .await
-        .expect_error(403, "forbidden");
+    assert_eq!(fx.read(&viewer).await.role, Role::Viewer);
+    refused(fx.rename(&viewer, "By a viewer").await, 403, "forbidden");
 
-    let reply = fx.rename(&editor, json!("By an editor")).await;
-    assert_eq!(reply.expect(200)["review"]["title"], "By an editor");
-    assert_eq!(reply.json["review"]["role"], "editor");
+    let review = fx.rename(&editor, "By an editor").await.expect("rename");
+    assert_eq!(review.title, "By an editor");
+    assert_eq!(review.role, Role::Editor);
 
-    fx.restrict_to(json!([{ "email": "ed@example.com", "role": "editor" }]))
+    fx.restrict_to(vec![grant("ed@example.com", GrantRole::Editor)])
         .await;
-    fx.rename(&outsider, json!("By an outsider"))
-        .await
-        .expect_error(404, "not_found");
-    fx.rename(&viewer, json!("By a viewer"))
-        .await
-        .expect_error(404, "not_found");
-    fx.owner
-        .patch(
-            "/api/reviews/no-such-document/title",
-            &json!({ "title": "x" }),
-        )
-        .await
-        .expect_error(404, "not_found");
-    assert_eq!(fx.read(&fx.owner).await["title"], "By an editor");
+    refused(
+        fx.rename(&outsider, "By an outsider").await,
+        404,
+        "not_found",
+    );
+    refused(fx.rename(&viewer, "By a viewer").await, 404, "not_found");
+    let title = TitleChange { title: "x".into() };
+    refused(
+        fx.owner
+            .api()
+            .rename_review("no-such-document", &title)
+            .await,
+        404,
+        "not_found",
+    );
+    assert_eq!(fx.read(&fx.owner).await.title, "By an editor");
 }
 
 #[tokio::test]
 async fn a_rename_leaves_comments_revision_alone_and_every_reader_sees_it_at_once() {
     let fx = setup().await;
     let (_, reader) = fx.member("rea@example.com", &[], "comments");
-    fx.owner
-        .comment_on(&fx.id, "rollout", "Which Monday?")
-        .await;
+    fx.owner.note_on(&fx.id, "rollout", "Which Monday?").await;
     // Both readers have read the document (and so warmed any cache) before the change.
     let before = fx.read(&reader).await;
-    assert_eq!(before["title"], "Plan");
-    assert_eq!(before["commentsRevision"], 1);
-    assert_eq!(fx.read(&fx.owner).await["title"], "Plan");
+    assert_eq!(before.title, "Plan");
+    assert_eq!(before.comments_revision, 1);
+    assert_eq!(fx.read(&fx.owner).await.title, "Plan");
 
-    let renamed = fx.rename(&fx.owner, json!("Plan B")).await;
-    assert_eq!(renamed.expect(200)["review"]["commentsRevision"], 1);
+    let renamed = fx.rename(&fx.owner, "Plan B").await.expect("rename");
+    assert_eq!(renamed.comments_revision, 1);
 
     let after = fx.read(&reader).await;
-    assert_eq!(after["title"], "Plan B", "no stale read after a rename");
+    assert_eq!(after.title, "Plan B", "no stale read after a rename");
+    assert_eq!(after.comments_revision, 1, "a rename is no comment change");
     assert_eq!(
-        after["commentsRevision"], 1,
-        "a rename is no comment change"
+        serde_json::to_value(&after.comments).expect("comments"),
+        serde_json::to_value(&before.comments).expect("comments")
     );
-    assert_eq!(after["comments"], before["comments"]);
-    assert_eq!(list_row(&reader, &fx.id).await["title"], "Plan B");
+    assert_eq!(list_row(&reader, &fx.id).await.title, "Plan B");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -271,86 +362,103 @@ async fn a_rename_leaves_comments_revision_alone_and_every_reader_sees_it_at_onc
 async fn tags_replace_the_list_trimmed_and_deduplicated() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], ALL_DOC_SCOPES);
-    let created = ada
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Tagged", "tags": ["old", "legacy"] } }),
-        )
-        .await;
-    let id = created.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("reviewId")
-        .to_string();
-    let path = format!("/api/reviews/{id}/meta");
+    let input = CreateReview {
+        review: ReviewInput {
+            title: Some("Tagged".into()),
+            tags: Some(vec!["old".into(), "legacy".into()]),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    let id = ada
+        .api()
+        .create_review(&input)
+        .await
+        .expect("create")
+        .review_id;
 
-    let reply = ada
-        .patch(
-            &path,
-            &json!({ "tags": [" beta ", "alpha", "beta", "alpha  ", "Beta"] }),
-        )
-        .await;
-    let review = &reply.expect(200)["review"];
-    assert_eq!(review["tags"], json!(["beta", "alpha", "Beta"]));
-    assert_eq!(review["archived"], false, "only tags were sent");
+    let review = ada
+        .api()
+        .change_meta(&id, &tags(&[" beta ", "alpha", "beta", "alpha  ", "Beta"]))
+        .await
+        .expect("meta");
+    assert_eq!(review.tags, ["beta", "alpha", "Beta"]);
+    assert!(!review.archived, "only tags were sent");
 
-    let read = ada.get(&format!("/api/reviews/{id}")).await;
-    assert_eq!(
-        read.expect(200)["review"]["tags"],
-        json!(["beta", "alpha", "Beta"])
-    );
-    assert_eq!(
-        list_row(&ada, &id).await["tags"],
-        json!(["beta", "alpha", "Beta"])
-    );
-    assert_eq!(listed(&ada, "tag=alpha").await, vec![id.clone()]);
+    let read = ada.api().review(&id, false).await.expect("read");
+    assert_eq!(read.tags, ["beta", "alpha", "Beta"]);
+    assert_eq!(list_row(&ada, &id).await.tags, ["beta", "alpha", "Beta"]);
+    let by_tag = |tag: &str| ListQuery {
+        tag: Some(tag.to_string()),
+        ..ListQuery::default()
+    };
+    assert_eq!(listed(&ada, by_tag("alpha")).await, vec![id.clone()]);
     assert!(
-        listed(&ada, "tag=old").await.is_empty(),
+        listed(&ada, by_tag("old")).await.is_empty(),
         "old tags are gone"
     );
 
-    let reply = ada.patch(&path, &json!({ "tags": [] })).await;
-    assert_eq!(reply.expect(200)["review"]["tags"], json!([]));
-    let read = ada.get(&format!("/api/reviews/{id}")).await;
-    assert_eq!(read.expect(200)["review"]["tags"], json!([]));
+    let review = ada.api().change_meta(&id, &tags(&[])).await.expect("meta");
+    assert!(review.tags.is_empty());
+    let read = ada.api().review(&id, false).await.expect("read");
+    assert!(read.tags.is_empty());
 }
 
 #[tokio::test]
 async fn tag_limits_and_malformed_meta_are_rejected() {
     let fx = setup().await;
-    fx.meta(&fx.owner, json!({ "tags": ["keep"] }))
-        .await
-        .expect(200);
+    fx.meta(&fx.owner, &tags(&["keep"])).await.expect("meta");
 
     let too_many: Vec<String> = (0..33).map(|n| format!("t{n}")).collect();
     let thirty_two: Vec<String> = (0..32).map(|n| format!("t{n}")).collect();
+    let long_tag = "x".repeat(65);
+    for bad in [
+        MetaChange {
+            tags: None,
+            archived: None,
+        },
+        MetaChange {
+            tags: Some(too_many),
+            archived: None,
+        },
+        tags(&[long_tag.as_str()]),
+        tags(&["ok", ""]),
+        tags(&["   "]),
+    ] {
+        let result = fx.meta(&fx.owner, &bad).await;
+        assert!(result.is_err(), "{bad:?} should be refused: {result:?}");
+        refused(result, 400, "invalid_request");
+    }
+    // Bodies the schema refuses (raw: the typed client cannot send them).
     for bad in [
         json!({}),
-        json!({ "tags": null, "archived": null }),
-        json!({ "tags": too_many }),
-        json!({ "tags": ["x".repeat(65)] }),
-        json!({ "tags": ["ok", ""] }),
-        json!({ "tags": ["   "] }),
         json!({ "tags": "keep" }),
         json!({ "tags": [1, 2] }),
         json!({ "archived": "yes" }),
         json!({ "archived": 1 }),
     ] {
-        let reply = fx.meta(&fx.owner, bad.clone()).await;
-        assert_eq!(reply.status, 400, "{bad} should be refused: {}", reply.text);
-        reply.expect_error(400, "invalid_request");
+        refused_raw(&fx.owner, "PATCH", &fx.path("/meta"), &bad).await;
     }
     let review = fx.read(&fx.owner).await;
-    assert_eq!(review["tags"], json!(["keep"]), "nothing changed");
-    assert_eq!(review["archived"], false);
+    assert_eq!(review.tags, ["keep"], "nothing changed");
+    assert!(!review.archived);
 
     // The boundaries themselves are allowed; duplicates do not count towards the limit.
     let mut with_duplicates = thirty_two.clone();
     with_duplicates.push("t0".to_string());
-    let reply = fx.meta(&fx.owner, json!({ "tags": with_duplicates })).await;
-    assert_eq!(reply.expect(200)["review"]["tags"], json!(thirty_two));
+    let with_duplicates = MetaChange {
+        tags: Some(with_duplicates),
+        archived: None,
+    };
+    let review = fx.meta(&fx.owner, &with_duplicates).await.expect("meta");
+    assert_eq!(review.tags, thirty_two);
     let longest = "é".repeat(64);
-    let reply = fx.meta(&fx.owner, json!({ "tags": [longest] })).await;
-    assert_eq!(reply.expect(200)["review"]["tags"], json!([longest]));
+    let review = fx
+        .meta(&fx.owner, &tags(&[longest.as_str()]))
+        .await
+        .expect("meta");
+    assert_eq!(review.tags, [longest]);
+    // Another content type (raw).
     let form = fx
         .owner
         .raw("PATCH", &fx.path("/meta"))
@@ -365,47 +473,41 @@ async fn tag_limits_and_malformed_meta_are_rejected() {
 #[tokio::test]
 async fn archiving_is_reflected_in_reads_and_the_archived_filter() {
     let fx = setup().await;
-    let other = fx.owner.create_review("Other", HTML).await;
-    let other_id = other["reviewId"].as_str().expect("id").to_string();
-    fx.meta(&fx.owner, json!({ "tags": ["q3"] }))
-        .await
-        .expect(200);
+    let other_id = fx.owner.upload("Other", HTML).await.review_id;
+    fx.meta(&fx.owner, &tags(&["q3"])).await.expect("meta");
+    let filter = |flag: bool| ListQuery {
+        archived: Some(flag),
+        ..ListQuery::default()
+    };
 
-    let reply = fx.meta(&fx.owner, json!({ "archived": true })).await;
-    let review = &reply.expect(200)["review"];
-    assert_eq!(review["archived"], true);
+    let review = fx.meta(&fx.owner, &archived(true)).await.expect("meta");
+    assert!(review.archived);
+    assert_eq!(review.tags, ["q3"], "tags stay when only archived is sent");
+    assert!(fx.read(&fx.owner).await.archived);
+    assert_eq!(listed(&fx.owner, filter(true)).await, vec![fx.id.clone()]);
     assert_eq!(
-        review["tags"],
-        json!(["q3"]),
-        "tags stay when only archived is sent"
-    );
-    assert_eq!(fx.read(&fx.owner).await["archived"], true);
-    assert_eq!(
-        listed(&fx.owner, "archived=true").await,
-        vec![fx.id.clone()]
-    );
-    assert_eq!(
-        listed(&fx.owner, "archived=false").await,
+        listed(&fx.owner, filter(false)).await,
         vec![other_id.clone()]
     );
 
-    let reply = fx.meta(&fx.owner, json!({ "archived": false })).await;
-    assert_eq!(reply.expect(200)["review"]["archived"], false);
-    assert_eq!(fx.read(&fx.owner).await["archived"], false);
-    assert!(listed(&fx.owner, "archived=true").await.is_empty());
-    let mut active = listed(&fx.owner, "archived=false").await;
+    let review = fx.meta(&fx.owner, &archived(false)).await.expect("meta");
+    assert!(!review.archived);
+    assert!(!fx.read(&fx.owner).await.archived);
+    assert!(listed(&fx.owner, filter(true)).await.is_empty());
+    let mut active = listed(&fx.owner, filter(false)).await;
     active.sort();
     let mut expected = vec![fx.id.clone(), other_id];
     expected.sort();
     assert_eq!(active, expected);
 
     // Both at once.
-    let reply = fx
-        .meta(&fx.owner, json!({ "tags": ["done"], "archived": true }))
-        .await;
-    let review = &reply.expect(200)["review"];
-    assert_eq!(review["tags"], json!(["done"]));
-    assert_eq!(review["archived"], true);
+    let both = MetaChange {
+        tags: Some(vec!["done".into()]),
+        archived: Some(true),
+    };
+    let review = fx.meta(&fx.owner, &both).await.expect("meta");
+    assert_eq!(review.tags, ["done"]);
+    assert!(review.archived);
 }
 
 #[tokio::test]
@@ -413,24 +515,21 @@ async fn an_editor_may_change_meta_a_viewer_may_not() {
     let fx = setup().await;
     let (_, editor) = fx.member("ed@example.com", &[], ALL_DOC_SCOPES);
     let (_, viewer) = fx.member("vic@example.com", &[], ALL_DOC_SCOPES);
-    fx.share(json!({ "allowedUsers": [{ "email": "ed@example.com", "role": "editor" }] }))
-        .await;
-    fx.meta(&viewer, json!({ "archived": true }))
-        .await
-        .expect_error(403, "forbidden");
-    fx.meta(&viewer, json!({ "tags": ["mine"] }))
-        .await
-        .expect_error(403, "forbidden");
-    assert_eq!(fx.read(&fx.owner).await["archived"], false);
+    fx.share(change(
+        None,
+        Some(vec![grant("ed@example.com", GrantRole::Editor)]),
+    ))
+    .await;
+    refused(fx.meta(&viewer, &archived(true)).await, 403, "forbidden");
+    refused(fx.meta(&viewer, &tags(&["mine"])).await, 403, "forbidden");
+    assert!(!fx.read(&fx.owner).await.archived);
 
-    let reply = fx.meta(&editor, json!({ "tags": ["edited"] })).await;
-    assert_eq!(reply.expect(200)["review"]["tags"], json!(["edited"]));
-    assert_eq!(fx.read(&viewer).await["tags"], json!(["edited"]));
+    let review = fx.meta(&editor, &tags(&["edited"])).await.expect("meta");
+    assert_eq!(review.tags, ["edited"]);
+    assert_eq!(fx.read(&viewer).await.tags, ["edited"]);
 
-    fx.restrict_to(json!([])).await;
-    fx.meta(&editor, json!({ "archived": true }))
-        .await
-        .expect_error(404, "not_found");
+    fx.restrict_to(vec![]).await;
+    refused(fx.meta(&editor, &archived(true)).await, 404, "not_found");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -439,11 +538,8 @@ async fn an_editor_may_change_meta_a_viewer_may_not() {
 #[tokio::test]
 async fn sharing_defaults_to_link_mode_with_nobody_listed() {
     let fx = setup().await;
-    assert_eq!(
-        fx.sharing().await,
-        json!({ "mode": "link", "allowedUsers": [] })
-    );
-    assert_eq!(fx.read(&fx.owner).await["access"]["mode"], "link");
+    assert_sharing(&fx.sharing().await, AccessMode::Link, &[]);
+    assert_eq!(fx.read(&fx.owner).await.access.mode, AccessMode::Link);
 }
 
 #[tokio::test]
@@ -452,48 +548,44 @@ async fn restricting_a_document_shows_it_only_to_the_people_it_is_shared_with() 
     let (_, bob) = fx.member("bob@example.com", &[], "comments");
     let (_, carol) = fx.member("carol@example.com", &[], "comments");
     // Both read it while it is in link mode.
-    assert_eq!(fx.read(&bob).await["role"], "viewer");
-    assert_eq!(fx.read(&carol).await["role"], "viewer");
+    assert_eq!(fx.read(&bob).await.role, Role::Viewer);
+    assert_eq!(fx.read(&carol).await.role, Role::Viewer);
 
     let answer = fx
-        .share(json!({
-            "mode": "restricted",
-            "allowedUsers": [{ "email": " Bob@Example.COM ", "role": "editor" }]
-        }))
+        .share(change(
+            Some(AccessMode::Restricted),
+            Some(vec![grant(" Bob@Example.COM ", GrantRole::Editor)]),
+        ))
         .await;
-    let expected = json!({
-        "mode": "restricted",
-        "allowedUsers": [{ "email": "bob@example.com", "role": "editor" }]
-    });
-    assert_eq!(answer, expected);
-    assert_eq!(fx.sharing().await, expected);
-    assert_eq!(fx.read(&fx.owner).await["access"]["mode"], "restricted");
+    let expected = [("bob@example.com", GrantRole::Editor)];
+    assert_sharing(&answer, AccessMode::Restricted, &expected);
+    assert_sharing(&fx.sharing().await, AccessMode::Restricted, &expected);
+    assert_eq!(fx.read(&fx.owner).await.access.mode, AccessMode::Restricted);
 
-    assert_eq!(fx.read(&bob).await["role"], "editor");
-    assert_eq!(list_row(&bob, &fx.id).await["role"], "editor");
-    carol.get(&fx.path("")).await.expect_error(404, "not_found");
-    assert!(listed(&carol, "").await.is_empty());
+    assert_eq!(fx.read(&bob).await.role, Role::Editor);
+    assert_eq!(list_row(&bob, &fx.id).await.role, Role::Editor);
+    refused(carol.api().review(&fx.id, false).await, 404, "not_found");
+    assert!(listed(&carol, ListQuery::default()).await.is_empty());
 
     // The list is replaced as a whole; the mode stays when only the list is sent.
     let answer = fx
-        .share(json!({ "allowedUsers": [{ "email": "carol@example.com", "role": "viewer" }] }))
+        .share(change(
+            None,
+            Some(vec![grant("carol@example.com", GrantRole::Viewer)]),
+        ))
         .await;
-    let expected = json!({
-        "mode": "restricted",
-        "allowedUsers": [{ "email": "carol@example.com", "role": "viewer" }]
-    });
-    assert_eq!(answer, expected);
-    assert_eq!(fx.sharing().await, expected);
-    bob.get(&fx.path("")).await.expect_error(404, "not_found");
-    assert!(listed(&bob, "").await.is_empty());
-    assert_eq!(fx.read(&carol).await["role"], "viewer");
+    let expected = [("carol@example.com", GrantRole::Viewer)];
+    assert_sharing(&answer, AccessMode::Restricted, &expected);
+    assert_sharing(&fx.sharing().await, AccessMode::Restricted, &expected);
+    refused(bob.api().review(&fx.id, false).await, 404, "not_found");
+    assert!(listed(&bob, ListQuery::default()).await.is_empty());
+    assert_eq!(fx.read(&carol).await.role, Role::Viewer);
 
     // The list stays when only the mode is sent.
-    let answer = fx.share(json!({ "mode": "link" })).await;
-    assert_eq!(answer["mode"], "link");
-    assert_eq!(answer["allowedUsers"], expected["allowedUsers"]);
-    assert_eq!(fx.read(&bob).await["role"], "viewer");
-    assert_eq!(fx.read(&fx.owner).await["access"]["mode"], "link");
+    let answer = fx.share(change(Some(AccessMode::Link), None)).await;
+    assert_sharing(&answer, AccessMode::Link, &expected);
+    assert_eq!(fx.read(&bob).await.role, Role::Viewer);
+    assert_eq!(fx.read(&fx.owner).await.access.mode, AccessMode::Link);
 }
 
 #[tokio::test]
@@ -503,83 +595,90 @@ async fn link_mode_lets_every_internal_member_view_and_no_external_member() {
     let (_, external) = fx.member("ext@partner.example", &["--external"], ALL_DOC_SCOPES);
 
     let review = fx.read(&internal).await;
-    assert_eq!(review["role"], "viewer");
-    assert_eq!(listed(&internal, "").await, vec![fx.id.clone()]);
-    external
-        .get(&fx.path(""))
-        .await
-        .expect_error(404, "not_found");
-    assert!(listed(&external, "").await.is_empty());
+    assert_eq!(review.role, Role::Viewer);
+    assert_eq!(
+        listed(&internal, ListQuery::default()).await,
+        vec![fx.id.clone()]
+    );
+    refused(external.api().review(&fx.id, false).await, 404, "not_found");
+    assert!(listed(&external, ListQuery::default()).await.is_empty());
 
     // Sharing by email does not reach an external member either: they act only in projects.
-    fx.share(json!({ "allowedUsers": [{ "email": "ext@partner.example", "role": "editor" }] }))
-        .await;
-    external
-        .get(&fx.path(""))
-        .await
-        .expect_error(404, "not_found");
-    fx.rename(&external, json!("By a partner"))
-        .await
-        .expect_error(404, "not_found");
+    fx.share(change(
+        None,
+        Some(vec![grant("ext@partner.example", GrantRole::Editor)]),
+    ))
+    .await;
+    refused(external.api().review(&fx.id, false).await, 404, "not_found");
+    refused(fx.rename(&external, "By a partner").await, 404, "not_found");
 
-    fx.share(json!({ "mode": "restricted", "allowedUsers": [] }))
+    fx.share(change(Some(AccessMode::Restricted), Some(vec![])))
         .await;
-    internal
-        .get(&fx.path(""))
-        .await
-        .expect_error(404, "not_found");
-    fx.share(json!({ "mode": "link" })).await;
-    assert_eq!(fx.read(&internal).await["role"], "viewer");
+    refused(internal.api().review(&fx.id, false).await, 404, "not_found");
+    fx.share(change(Some(AccessMode::Link), None)).await;
+    assert_eq!(fx.read(&internal).await.role, Role::Viewer);
 }
 
 #[tokio::test]
 async fn an_org_admin_sees_a_restricted_document_as_owner() {
     let fx = setup().await;
     let (_, admin) = fx.member("root@example.com", &["--admin"], ALL_DOC_SCOPES);
-    fx.restrict_to(json!([])).await;
+    fx.restrict_to(vec![]).await;
     let review = fx.read(&admin).await;
-    assert_eq!(review["role"], "owner");
-    assert_eq!(
-        review["owner"]["id"],
-        fx.owner_id.as_str(),
-        "Ada still owns it"
-    );
-    assert_eq!(
-        admin.get(&fx.path("/access")).await.expect(200)["mode"],
-        "restricted"
-    );
+    assert_eq!(review.role, Role::Owner);
+    assert_eq!(review.owner.id, fx.owner_id, "Ada still owns it");
+    let sharing = admin.api().sharing(&fx.id).await.expect("sharing");
+    assert_eq!(sharing.mode, AccessMode::Restricted);
 }
 
 #[tokio::test]
 async fn malformed_sharing_changes_are_rejected_and_change_nothing() {
     let fx = setup().await;
     let current = fx
-        .share(json!({
-            "mode": "restricted",
-            "allowedUsers": [{ "email": "bob@example.com", "role": "viewer" }]
-        }))
+        .share(change(
+            Some(AccessMode::Restricted),
+            Some(vec![grant("bob@example.com", GrantRole::Viewer)]),
+        ))
         .await;
+    // Well-formed changes the server refuses.
+    for bad in [
+        change(None, None),
+        change(
+            Some(AccessMode::Restricted),
+            Some(vec![grant("not-an-email", GrantRole::Viewer)]),
+        ),
+        change(None, Some(vec![grant("bob@", GrantRole::Viewer)])),
+        change(None, Some(vec![grant("", GrantRole::Viewer)])),
+        change(
+            None,
+            Some(vec![
+                grant("carol@example.com", GrantRole::Viewer),
+                grant("Carol@Example.com", GrantRole::Editor),
+            ]),
+        ),
+    ] {
+        let result = fx.owner.api().change_sharing(&fx.id, &bad).await;
+        assert!(result.is_err(), "{bad:?} should be refused: {result:?}");
+        refused(result, 400, "invalid_request");
+    }
+    // Bodies the schema refuses (raw: the typed client cannot send them).
     for bad in [
         json!({}),
-        json!({ "mode": null, "allowedUsers": null }),
         json!({ "mode": "public" }),
-        json!({ "mode": "restricted", "allowedUsers": [{ "email": "not-an-email", "role": "viewer" }] }),
-        json!({ "allowedUsers": [{ "email": "bob@", "role": "viewer" }] }),
-        json!({ "allowedUsers": [{ "email": "", "role": "viewer" }] }),
         json!({ "allowedUsers": [{ "email": "carol@example.com", "role": "owner" }] }),
         json!({ "allowedUsers": [{ "email": "carol@example.com", "role": "admin" }] }),
         json!({ "allowedUsers": [{ "email": "carol@example.com" }] }),
-        json!({ "allowedUsers": [
-            { "email": "carol@example.com", "role": "viewer" },
-            { "email": "Carol@Example.com", "role": "editor" }
-        ] }),
         json!({ "allowedUsers": "carol@example.com" }),
     ] {
-        let reply = fx.owner.patch(&fx.path("/access"), &bad).await;
-        assert_eq!(reply.status, 400, "{bad} should be refused: {}", reply.text);
-        reply.expect_error(400, "invalid_request");
+        refused_raw(&fx.owner, "PATCH", &fx.path("/access"), &bad).await;
     }
-    assert_eq!(fx.sharing().await, current, "nothing changed");
+    let now = fx.sharing().await;
+    assert_eq!(now.mode, current.mode, "nothing changed");
+    assert_eq!(
+        entries(&now.allowed_users),
+        entries(&current.allowed_users),
+        "nothing changed"
+    );
 }
 
 #[tokio::test]
@@ -588,51 +687,53 @@ async fn an_editor_reads_sharing_but_only_the_owner_changes_it() {
     let (_, editor) = fx.member("ed@example.com", &[], ALL_DOC_SCOPES);
     let (_, viewer) = fx.member("vic@example.com", &[], ALL_DOC_SCOPES);
     let settings = fx
-        .share(json!({
-            "allowedUsers": [
-                { "email": "vic@example.com", "role": "viewer" },
-                { "email": "ed@example.com", "role": "editor" }
-            ]
-        }))
+        .share(change(
+            None,
+            Some(vec![
+                grant("vic@example.com", GrantRole::Viewer),
+                grant("ed@example.com", GrantRole::Editor),
+            ]),
+        ))
         .await;
     // Listed in email order.
-    assert_eq!(
-        settings["allowedUsers"],
-        json!([
-            { "email": "ed@example.com", "role": "editor" },
-            { "email": "vic@example.com", "role": "viewer" }
-        ])
-    );
+    let expected = [
+        ("ed@example.com", GrantRole::Editor),
+        ("vic@example.com", GrantRole::Viewer),
+    ];
+    assert_sharing(&settings, AccessMode::Link, &expected);
 
-    assert_eq!(editor.get(&fx.path("/access")).await.expect(200), &settings);
-    editor
-        .patch(&fx.path("/access"), &json!({ "mode": "restricted" }))
-        .await
-        .expect_error(403, "forbidden");
-    viewer
-        .get(&fx.path("/access"))
-        .await
-        .expect_error(403, "forbidden");
-    viewer
-        .patch(&fx.path("/access"), &json!({ "mode": "restricted" }))
-        .await
-        .expect_error(403, "forbidden");
-    assert_eq!(fx.sharing().await, settings, "nothing changed");
+    let seen = editor.api().sharing(&fx.id).await.expect("sharing");
+    assert_sharing(&seen, AccessMode::Link, &expected);
+    let restrict = change(Some(AccessMode::Restricted), None);
+    refused(
+        editor.api().change_sharing(&fx.id, &restrict).await,
+        403,
+        "forbidden",
+    );
+    refused(viewer.api().sharing(&fx.id).await, 403, "forbidden");
+    refused(
+        viewer.api().change_sharing(&fx.id, &restrict).await,
+        403,
+        "forbidden",
+    );
+    assert_sharing(&fx.sharing().await, AccessMode::Link, &expected);
 
     let (_, outsider) = fx.member("otto@example.com", &[], ALL_DOC_SCOPES);
-    fx.share(json!({ "mode": "restricted" })).await;
-    outsider
-        .get(&fx.path("/access"))
-        .await
-        .expect_error(404, "not_found");
-    outsider
-        .patch(&fx.path("/access"), &json!({ "mode": "link" }))
-        .await
-        .expect_error(404, "not_found");
-    fx.owner
-        .get("/api/reviews/no-such-document/access")
-        .await
-        .expect_error(404, "not_found");
+    fx.share(restrict).await;
+    refused(outsider.api().sharing(&fx.id).await, 404, "not_found");
+    refused(
+        outsider
+            .api()
+            .change_sharing(&fx.id, &change(Some(AccessMode::Link), None))
+            .await,
+        404,
+        "not_found",
+    );
+    refused(
+        fx.owner.api().sharing("no-such-document").await,
+        404,
+        "not_found",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -642,52 +743,51 @@ async fn an_editor_reads_sharing_but_only_the_owner_changes_it() {
 async fn transferring_ownership_keeps_the_old_owner_as_editor() {
     let fx = setup().await;
     let (bob_id, bob) = fx.member("bob@example.com", &[], ALL_DOC_SCOPES);
-    fx.restrict_to(json!([{ "email": "bob@example.com", "role": "viewer" }]))
+    fx.restrict_to(vec![grant("bob@example.com", GrantRole::Viewer)])
         .await;
 
-    let reply = fx
-        .owner
-        .put(&fx.path("/owner"), &json!({ "email": "Bob@Example.com" }))
-        .await;
-    let review = &reply.expect(200)["review"];
-    assert_eq!(review["owner"]["id"], bob_id.as_str());
-    assert_eq!(review["owner"]["displayName"], "bob@example.com");
-    assert_eq!(review["role"], "editor", "Ada now holds the editor role");
+    let review = fx
+        .transfer(&fx.owner, "Bob@Example.com")
+        .await
+        .expect("transfer");
+    assert_eq!(review.owner.id, bob_id);
+    assert_eq!(review.owner.display_name, "bob@example.com");
+    assert_eq!(review.role, Role::Editor, "Ada now holds the editor role");
 
     let as_bob = fx.read(&bob).await;
-    assert_eq!(as_bob["owner"]["id"], bob_id.as_str());
-    assert_eq!(as_bob["role"], "owner");
-    assert_eq!(fx.read(&fx.owner).await["role"], "editor");
-    assert_eq!(list_row(&bob, &fx.id).await["owner"]["id"], bob_id.as_str());
+    assert_eq!(as_bob.owner.id, bob_id);
+    assert_eq!(as_bob.role, Role::Owner);
+    assert_eq!(fx.read(&fx.owner).await.role, Role::Editor);
+    assert_eq!(list_row(&bob, &fx.id).await.owner.id, bob_id);
 
-    let sharing = bob.get(&fx.path("/access")).await;
-    assert_eq!(
-        sharing.expect(200),
-        &json!({
-            "mode": "restricted",
-            "allowedUsers": [{ "email": "ada@example.com", "role": "editor" }]
-        }),
-        "the new owner needs no grant; the old one is an editor"
+    let sharing = bob.api().sharing(&fx.id).await.expect("sharing");
+    // The new owner needs no grant; the old one is an editor.
+    assert_sharing(
+        &sharing,
+        AccessMode::Restricted,
+        &[("ada@example.com", GrantRole::Editor)],
     );
 
     // Owner-only operations follow the ownership.
-    fx.owner
-        .patch(&fx.path("/access"), &json!({ "mode": "link" }))
+    refused(
+        fx.owner
+            .api()
+            .change_sharing(&fx.id, &change(Some(AccessMode::Link), None))
+            .await,
+        403,
+        "forbidden",
+    );
+    refused(fx.owner.api().delete_review(&fx.id).await, 403, "forbidden");
+    refused(
+        fx.transfer(&fx.owner, "ada@example.com").await,
+        403,
+        "forbidden",
+    );
+    fx.rename(&fx.owner, "Still editable")
         .await
-        .expect_error(403, "forbidden");
-    fx.owner
-        .delete(&fx.path(""))
-        .await
-        .expect_error(403, "forbidden");
-    fx.owner
-        .put(&fx.path("/owner"), &json!({ "email": "ada@example.com" }))
-        .await
-        .expect_error(403, "forbidden");
-    fx.rename(&fx.owner, json!("Still editable"))
-        .await
-        .expect(200);
-    bob.delete(&fx.path("")).await.expect(200);
-    bob.get(&fx.path("")).await.expect_error(404, "not_found");
+        .expect("rename");
+    bob.api().delete_review(&fx.id).await.expect("delete");
+    refused(bob.api().review(&fx.id, false).await, 404, "not_found");
 }
 
 #[tokio::test]
@@ -695,15 +795,13 @@ async fn an_org_admin_may_transfer_ownership() {
     let fx = setup().await;
     let (_, admin) = fx.member("root@example.com", &["--admin"], ALL_DOC_SCOPES);
     let (carol_id, carol) = fx.member("carol@example.com", &[], ALL_DOC_SCOPES);
-    let reply = admin
-        .put(&fx.path("/owner"), &json!({ "email": "carol@example.com" }))
-        .await;
-    assert_eq!(
-        reply.expect(200)["review"]["owner"]["id"],
-        carol_id.as_str()
-    );
-    assert_eq!(fx.read(&carol).await["role"], "owner");
-    assert_eq!(fx.read(&fx.owner).await["role"], "editor");
+    let review = fx
+        .transfer(&admin, "carol@example.com")
+        .await
+        .expect("transfer");
+    assert_eq!(review.owner.id, carol_id);
+    assert_eq!(fx.read(&carol).await.role, Role::Owner);
+    assert_eq!(fx.read(&fx.owner).await.role, Role::Editor);
 }
 
 #[tokio::test]
@@ -714,27 +812,27 @@ async fn the_new_owner_must_be_an_active_member_who_can_see_the_document() {
 
     // An external member cannot see a link-mode document.
     for email in ["nobody@example.com", "ext@partner.example"] {
-        fx.owner
-            .put(&fx.path("/owner"), &json!({ "email": email }))
-            .await
-            .expect_error(400, "invalid_request");
+        refused(fx.transfer(&fx.owner, email).await, 400, "invalid_request");
     }
-    fx.restrict_to(json!([])).await;
+    fx.restrict_to(vec![]).await;
     // Carol is a member, but cannot see the restricted document.
-    fx.owner
-        .put(&fx.path("/owner"), &json!({ "email": "carol@example.com" }))
-        .await
-        .expect_error(400, "invalid_request");
+    refused(
+        fx.transfer(&fx.owner, "carol@example.com").await,
+        400,
+        "invalid_request",
+    );
+    for email in ["not-an-email", ""] {
+        let result = fx.transfer(&fx.owner, email).await;
+        assert!(result.is_err(), "{email:?} should be refused: {result:?}");
+        refused(result, 400, "invalid_request");
+    }
+    // Bodies the schema refuses (raw: the typed client cannot send them).
     for bad in [
-        json!({ "email": "not-an-email" }),
-        json!({ "email": "" }),
         json!({ "email": 7 }),
         json!({}),
         json!({ "owner": "carol@example.com" }),
     ] {
-        let reply = fx.owner.put(&fx.path("/owner"), &bad).await;
-        assert_eq!(reply.status, 400, "{bad} should be refused: {}", reply.text);
-        reply.expect_error(400, "invalid_request");
+        refused_raw(&fx.owner, "PUT", &fx.path("/owner"), &bad).await;
     }
     let form = fx
         .owner
@@ -747,12 +845,9 @@ async fn the_new_owner_must_be_an_active_member_who_can_see_the_document() {
         .expect_error(415, "unsupported_media_type");
 
     let review = fx.read(&fx.owner).await;
-    assert_eq!(review["owner"]["id"], fx.owner_id.as_str(), "still Ada's");
-    assert_eq!(review["role"], "owner");
-    assert_eq!(
-        fx.sharing().await,
-        json!({ "mode": "restricted", "allowedUsers": [] })
-    );
+    assert_eq!(review.owner.id, fx.owner_id, "still Ada's");
+    assert_eq!(review.role, Role::Owner);
+    assert_sharing(&fx.sharing().await, AccessMode::Restricted, &[]);
 }
 
 #[tokio::test]
@@ -760,75 +855,69 @@ async fn editors_and_viewers_cannot_transfer_ownership() {
     let fx = setup().await;
     let (_, editor) = fx.member("ed@example.com", &[], ALL_DOC_SCOPES);
     let (_, viewer) = fx.member("vic@example.com", &[], ALL_DOC_SCOPES);
-    fx.share(json!({ "allowedUsers": [{ "email": "ed@example.com", "role": "editor" }] }))
-        .await;
+    fx.share(change(
+        None,
+        Some(vec![grant("ed@example.com", GrantRole::Editor)]),
+    ))
+    .await;
     for (client, email) in [
         (&editor, "ed@example.com"),
         (&viewer, "vic@example.com"),
         (&editor, "vic@example.com"),
     ] {
-        client
-            .put(&fx.path("/owner"), &json!({ "email": email }))
-            .await
-            .expect_error(403, "forbidden");
+        refused(fx.transfer(client, email).await, 403, "forbidden");
     }
-    assert_eq!(
-        fx.read(&fx.owner).await["owner"]["id"],
-        fx.owner_id.as_str()
-    );
-    assert_eq!(fx.read(&editor).await["role"], "editor");
+    assert_eq!(fx.read(&fx.owner).await.owner.id, fx.owner_id);
+    assert_eq!(fx.read(&editor).await.role, Role::Editor);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Deletion
 
-#[tokio::test]
-async fn the_owner_deletes_a_document_and_it_is_gone() {
-    let fx = setup().await;
-    let other = fx.owner.create_review("Other", HTML).await;
-    let other_id = other["reviewId"].as_str().expect("id").to_string();
-    fx.owner
-        .comment_on(&fx.id, "rollout", "Which Monday?")
-        .await;
-    let (_, reader) = fx.member("rea@example.com", &[], "comments");
-    fx.read(&reader).await;
-
-    let reply = fx.owner.delete(&fx.path("")).await;
+/// Deletes the fixture's document as `client` and checks the answer body (raw: the typed
+/// `delete_review` does not return it).
+async fn delete_and_check_answer(fx: &Fixture, client: &Client) {
+    let reply = client.delete(&fx.path("")).await;
     assert_eq!(
         reply.expect(200),
         &json!({ "reviewId": fx.id.as_str(), "deleted": true })
     );
+}
+
+#[tokio::test]
+async fn the_owner_deletes_a_document_and_it_is_gone() {
+    let fx = setup().await;
+    let other_id = fx.owner.upload("Other", HTML).await.review_id;
+    fx.owner.note_on(&fx.id, "rollout", "Which Monday?").await;
+    let (_, reader) = fx.member("rea@example.com", &[], "comments");
+    fx.read(&reader).await;
+
+    delete_and_check_answer(&fx, &fx.owner).await;
 
     for client in [&fx.owner, &reader] {
-        client
-            .get(&fx.path(""))
-            .await
-            .expect_error(404, "not_found");
-        assert_eq!(listed(client, "").await, vec![other_id.clone()]);
+        refused(client.api().review(&fx.id, false).await, 404, "not_found");
+        assert_eq!(
+            listed(client, ListQuery::default()).await,
+            vec![other_id.clone()]
+        );
     }
-    fx.owner
-        .get(&fx.path("/access"))
-        .await
-        .expect_error(404, "not_found");
-    fx.rename(&fx.owner, json!("Ghost"))
-        .await
-        .expect_error(404, "not_found");
-    fx.owner
-        .post(&fx.path("/comments"), &json!({ "body": "late" }))
-        .await
-        .expect_error(404, "not_found");
-    fx.owner
-        .delete(&fx.path(""))
-        .await
-        .expect_error(404, "not_found");
-    // The other document is untouched.
-    assert_eq!(
-        fx.owner
-            .get(&format!("/api/reviews/{other_id}"))
-            .await
-            .expect(200)["review"]["title"],
-        "Other"
+    refused(fx.owner.api().sharing(&fx.id).await, 404, "not_found");
+    refused(fx.rename(&fx.owner, "Ghost").await, 404, "not_found");
+    let late = NewComment {
+        body: "late".into(),
+        category: None,
+        locator: None,
+        base_comments_revision: None,
+    };
+    refused(
+        fx.owner.api().add_comment(&fx.id, &late).await,
+        404,
+        "not_found",
     );
+    refused(fx.owner.api().delete_review(&fx.id).await, 404, "not_found");
+    // The other document is untouched.
+    let other = fx.owner.api().review(&other_id, false).await.expect("read");
+    assert_eq!(other.title, "Other");
 }
 
 #[tokio::test]
@@ -837,28 +926,20 @@ async fn only_the_owner_may_delete() {
     let (_, editor) = fx.member("ed@example.com", &[], ALL_DOC_SCOPES);
     let (_, viewer) = fx.member("vic@example.com", &[], ALL_DOC_SCOPES);
     let (_, outsider) = fx.member("otto@example.com", &[], ALL_DOC_SCOPES);
-    fx.restrict_to(json!([
-        { "email": "ed@example.com", "role": "editor" },
-        { "email": "vic@example.com", "role": "viewer" }
-    ]))
+    fx.restrict_to(vec![
+        grant("ed@example.com", GrantRole::Editor),
+        grant("vic@example.com", GrantRole::Viewer),
+    ])
     .await;
-    editor
-        .delete(&fx.path(""))
-        .await
-        .expect_error(403, "forbidden");
-    viewer
-        .delete(&fx.path(""))
-        .await
-        .expect_error(403, "forbidden");
-    outsider
-        .delete(&fx.path(""))
-        .await
-        .expect_error(404, "not_found");
-    assert_eq!(fx.read(&editor).await["title"], "Plan", "still there");
-    fx.owner
-        .delete("/api/reviews/no-such-document")
-        .await
-        .expect_error(404, "not_found");
+    refused(editor.api().delete_review(&fx.id).await, 403, "forbidden");
+    refused(viewer.api().delete_review(&fx.id).await, 403, "forbidden");
+    refused(outsider.api().delete_review(&fx.id).await, 404, "not_found");
+    assert_eq!(fx.read(&editor).await.title, "Plan", "still there");
+    refused(
+        fx.owner.api().delete_review("no-such-document").await,
+        404,
+        "not_found",
+    );
 }
 
 #[tokio::test]
@@ -866,104 +947,104 @@ async fn a_client_chosen_id_can_be_used_again_after_deletion() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], ALL_DOC_SCOPES);
     let bob = server.user("bob@example.com", "Bob", &[], "comments");
-    let create = |title: &str, html: &str, access: Value| {
-        json!({ "review": {
-            "reviewId": "design-doc", "title": title, "tags": [title],
-            "source": { "html": html }, "access": access
-        } })
+    let create = |title: &str, html: &str, access: AccessInput| CreateReview {
+        review: ReviewInput {
+            review_id: Some("design-doc".into()),
+            title: Some(title.into()),
+            tags: Some(vec![title.into()]),
+            source: Some(SourceInput {
+                html: Some(html.into()),
+                label: None,
+            }),
+            access: Some(access),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    let link = || AccessInput {
+        mode: Some(AccessMode::Link),
+        allowed_users: None,
     };
     let old = ada
-        .post(
-            "/api/reviews",
-            &create(
-                "Old",
-                "<p>The old text about cats.</p>",
-                json!({ "mode": "restricted",
-                        "allowedUsers": [{ "email": "bob@example.com", "role": "editor" }] }),
-            ),
-        )
-        .await;
-    let old = old.expect(201)["review"].clone();
-    ada.comment_on("design-doc", "cats", "An old remark").await;
-    ada.comment_on("design-doc", "old text", "Another old remark")
+        .api()
+        .create_review(&create(
+            "Old",
+            "<p>The old text about cats.</p>",
+            AccessInput {
+                mode: Some(AccessMode::Restricted),
+                allowed_users: Some(vec![grant("bob@example.com", GrantRole::Editor)]),
+            },
+        ))
+        .await
+        .expect("create the old document");
+    ada.note_on("design-doc", "cats", "An old remark").await;
+    ada.note_on("design-doc", "old text", "Another old remark")
         .await;
     // Everyone reads the old document first, so any cached rendering is warm.
     for client in [&ada, &bob] {
-        let read = client.get("/api/reviews/design-doc").await;
-        assert_eq!(
-            read.expect(200)["review"]["comments"]
-                .as_array()
-                .map(Vec::len),
-            Some(2)
-        );
+        let read = client
+            .api()
+            .review("design-doc", false)
+            .await
+            .expect("read");
+        assert_eq!(read.comments.len(), 2);
     }
     // The id is taken while the document exists.
-    ada.post(
-        "/api/reviews",
-        &create("Clash", "<p>x</p>", json!({ "mode": "link" })),
-    )
-    .await
-    .expect_error(409, "already_exists");
+    refused(
+        ada.api()
+            .create_review(&create("Clash", "<p>x</p>", link()))
+            .await,
+        409,
+        "already_exists",
+    );
 
-    ada.delete("/api/reviews/design-doc").await.expect(200);
-    bob.get("/api/reviews/design-doc")
-        .await
-        .expect_error(404, "not_found");
+    ada.api().delete_review("design-doc").await.expect("delete");
+    refused(
+        bob.api().review("design-doc", false).await,
+        404,
+        "not_found",
+    );
 
     let new = ada
-        .post(
-            "/api/reviews",
-            &create(
-                "New",
-                "<p>The new text about dogs.</p>",
-                json!({ "mode": "link" }),
-            ),
-        )
-        .await;
-    let new = new.expect(201)["review"].clone();
-    assert_eq!(new["reviewId"], "design-doc");
-    assert_ne!(new["latestVersionId"], old["latestVersionId"]);
+        .api()
+        .create_review(&create("New", "<p>The new text about dogs.</p>", link()))
+        .await
+        .expect("create the new document");
+    assert_eq!(new.review_id, "design-doc");
+    assert_ne!(new.latest_version_id, old.latest_version_id);
 
     for client in [&ada, &bob] {
-        let read = client.get("/api/reviews/design-doc").await;
-        let review = &read.expect(200)["review"];
-        assert_eq!(review["title"], "New");
-        assert_eq!(review["tags"], json!(["New"]));
-        assert_eq!(
-            review["comments"],
-            json!([]),
-            "no comment of the old document"
-        );
-        assert_eq!(review["commentsRevision"], 0);
-        assert_eq!(review["access"]["mode"], "link");
-        assert_eq!(review["latestVersionId"], new["latestVersionId"]);
-        assert_eq!(
-            review["source"]["versions"].as_array().map(Vec::len),
-            Some(1)
-        );
+        let review = client
+            .api()
+            .review("design-doc", false)
+            .await
+            .expect("read");
+        assert_eq!(review.title, "New");
+        assert_eq!(review.tags, ["New"]);
+        assert!(review.comments.is_empty(), "no comment of the old document");
+        assert_eq!(review.comments_revision, 0);
+        assert_eq!(review.access.mode, AccessMode::Link);
+        assert_eq!(review.latest_version_id, new.latest_version_id);
+        assert_eq!(review.source.versions.len(), 1);
     }
+    let as_ada = ada.api().review("design-doc", false).await.expect("read");
+    assert_eq!(as_ada.role, Role::Owner);
+    let as_bob = bob.api().review("design-doc", false).await.expect("read");
     assert_eq!(
-        ada.get("/api/reviews/design-doc").await.json["review"]["role"],
-        "owner"
-    );
-    assert_eq!(
-        bob.get("/api/reviews/design-doc").await.json["review"]["role"],
-        "viewer",
+        as_bob.role,
+        Role::Viewer,
         "the old document's sharing does not carry over"
     );
-    assert_eq!(
-        ada.get("/api/reviews/design-doc/access").await.expect(200),
-        &json!({ "mode": "link", "allowedUsers": [] })
-    );
-    let written = ada.comment_on("design-doc", "dogs", "A new remark").await;
-    assert_eq!(written["commentsRevision"], 1);
-    let read = bob.get("/api/reviews/design-doc").await;
-    let comments = &read.expect(200)["review"]["comments"];
-    assert_eq!(comments.as_array().map(Vec::len), Some(1));
-    assert_eq!(comments[0]["body"], "A new remark");
+    let sharing = ada.api().sharing("design-doc").await.expect("sharing");
+    assert_sharing(&sharing, AccessMode::Link, &[]);
+    let written = ada.note_on("design-doc", "dogs", "A new remark").await;
+    assert_eq!(written.comments_revision, 1);
+    let read = bob.api().review("design-doc", false).await.expect("read");
+    assert_eq!(read.comments.len(), 1);
+    assert_eq!(read.comments[0].body, "A new remark");
     let row = list_row(&ada, "design-doc").await;
-    assert_eq!(row["title"], "New");
-    assert_eq!(row["commentCount"], 1);
+    assert_eq!(row.title, "New");
+    assert_eq!(row.comment_count, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -973,51 +1054,49 @@ async fn a_client_chosen_id_can_be_used_again_after_deletion() {
 async fn the_manage_token_renames_tags_shares_and_deletes_but_cannot_transfer() {
     let fx = setup().await;
     fx.member("bob@example.com", &[], "comments");
-    fx.restrict_to(json!([])).await;
+    fx.restrict_to(vec![]).await;
     let manager = fx.server.manager();
 
-    let reply = fx.rename(&manager, json!("Managed")).await;
-    assert_eq!(reply.expect(200)["review"]["title"], "Managed");
-    assert_eq!(reply.json["review"]["role"], "owner");
-    let reply = fx
-        .meta(&manager, json!({ "tags": ["ops"], "archived": true }))
-        .await;
-    assert_eq!(reply.expect(200)["review"]["tags"], json!(["ops"]));
-    assert_eq!(
-        manager.get(&fx.path("/access")).await.expect(200),
-        &json!({ "mode": "restricted", "allowedUsers": [] })
-    );
-    let changed = manager
-        .patch(
-            &fx.path("/access"),
-            &json!({ "allowedUsers": [{ "email": "bob@example.com", "role": "viewer" }] }),
-        )
-        .await;
-    changed.expect(200);
+    let review = fx.rename(&manager, "Managed").await.expect("rename");
+    assert_eq!(review.title, "Managed");
+    assert_eq!(review.role, Role::Owner);
+    let both = MetaChange {
+        tags: Some(vec!["ops".into()]),
+        archived: Some(true),
+    };
+    let review = fx.meta(&manager, &both).await.expect("meta");
+    assert_eq!(review.tags, ["ops"]);
+    let sharing = manager.api().sharing(&fx.id).await.expect("sharing");
+    assert_sharing(&sharing, AccessMode::Restricted, &[]);
     manager
-        .put(&fx.path("/owner"), &json!({ "email": "bob@example.com" }))
+        .api()
+        .change_sharing(
+            &fx.id,
+            &change(
+                None,
+                Some(vec![grant("bob@example.com", GrantRole::Viewer)]),
+            ),
+        )
         .await
-        .expect_error(403, "forbidden");
+        .expect("change sharing");
+    refused(
+        fx.transfer(&manager, "bob@example.com").await,
+        403,
+        "forbidden",
+    );
 
     let review = fx.read(&fx.owner).await;
-    assert_eq!(review["title"], "Managed");
-    assert_eq!(review["tags"], json!(["ops"]));
-    assert_eq!(review["archived"], true);
-    assert_eq!(review["owner"]["id"], fx.owner_id.as_str());
+    assert_eq!(review.title, "Managed");
+    assert_eq!(review.tags, ["ops"]);
+    assert!(review.archived);
+    assert_eq!(review.owner.id, fx.owner_id);
     assert_eq!(
-        fx.sharing().await["allowedUsers"],
-        json!([{ "email": "bob@example.com", "role": "viewer" }])
+        entries(&fx.sharing().await.allowed_users),
+        [("bob@example.com".to_string(), GrantRole::Viewer)]
     );
 
-    let reply = manager.delete(&fx.path("")).await;
-    assert_eq!(
-        reply.expect(200),
-        &json!({ "reviewId": fx.id.as_str(), "deleted": true })
-    );
-    fx.owner
-        .get(&fx.path(""))
-        .await
-        .expect_error(404, "not_found");
+    delete_and_check_answer(&fx, &manager).await;
+    refused(fx.owner.api().review(&fx.id, false).await, 404, "not_found");
 }
 
 #[tokio::test]
@@ -1025,33 +1104,28 @@ async fn the_import_and_agent_tokens_cannot_manage() {
     let fx = setup().await;
     fx.member("bob@example.com", &[], "comments");
     for client in [fx.server.importer(), fx.server.agent()] {
-        fx.rename(&client, json!("Imported"))
-            .await
-            .expect_error(403, "forbidden");
-        fx.meta(&client, json!({ "archived": true }))
-            .await
-            .expect_error(403, "forbidden");
-        client
-            .delete(&fx.path(""))
-            .await
-            .expect_error(403, "forbidden");
-        client
-            .get(&fx.path("/access"))
-            .await
-            .expect_error(403, "forbidden");
-        client
-            .patch(&fx.path("/access"), &json!({ "mode": "restricted" }))
-            .await
-            .expect_error(403, "forbidden");
-        client
-            .put(&fx.path("/owner"), &json!({ "email": "bob@example.com" }))
-            .await
-            .expect_error(403, "forbidden");
+        refused(fx.rename(&client, "Imported").await, 403, "forbidden");
+        refused(fx.meta(&client, &archived(true)).await, 403, "forbidden");
+        refused(client.api().delete_review(&fx.id).await, 403, "forbidden");
+        refused(client.api().sharing(&fx.id).await, 403, "forbidden");
+        refused(
+            client
+                .api()
+                .change_sharing(&fx.id, &change(Some(AccessMode::Restricted), None))
+                .await,
+            403,
+            "forbidden",
+        );
+        refused(
+            fx.transfer(&client, "bob@example.com").await,
+            403,
+            "forbidden",
+        );
     }
     let review = fx.read(&fx.owner).await;
-    assert_eq!(review["title"], "Plan");
-    assert_eq!(review["archived"], false);
-    assert_eq!(review["access"]["mode"], "link");
+    assert_eq!(review.title, "Plan");
+    assert!(!review.archived);
+    assert_eq!(review.access.mode, AccessMode::Link);
 }
 
 #[tokio::test]
@@ -1065,52 +1139,53 @@ async fn personal_tokens_need_docs_for_title_meta_and_delete_and_access_for_shar
     let comments_only = token("comments");
     let docs_only = token("docs");
     let access_only = token("access");
+    let restrict = change(Some(AccessMode::Restricted), None);
 
     for client in [&comments_only, &access_only] {
-        fx.rename(client, json!("Scoped"))
-            .await
-            .expect_error(403, "insufficient_scope");
-        fx.meta(client, json!({ "archived": true }))
-            .await
-            .expect_error(403, "insufficient_scope");
-        client
-            .delete(&fx.path(""))
-            .await
-            .expect_error(403, "insufficient_scope");
+        refused(fx.rename(client, "Scoped").await, 403, "insufficient_scope");
+        refused(
+            fx.meta(client, &archived(true)).await,
+            403,
+            "insufficient_scope",
+        );
+        refused(
+            client.api().delete_review(&fx.id).await,
+            403,
+            "insufficient_scope",
+        );
     }
     for client in [&comments_only, &docs_only] {
-        client
-            .patch(&fx.path("/access"), &json!({ "mode": "restricted" }))
-            .await
-            .expect_error(403, "insufficient_scope");
-        client
-            .put(&fx.path("/owner"), &json!({ "email": "bob@example.com" }))
-            .await
-            .expect_error(403, "insufficient_scope");
+        refused(
+            client.api().change_sharing(&fx.id, &restrict).await,
+            403,
+            "insufficient_scope",
+        );
+        refused(
+            fx.transfer(client, "bob@example.com").await,
+            403,
+            "insufficient_scope",
+        );
     }
     let review = fx.read(&fx.owner).await;
-    assert_eq!(review["title"], "Plan");
-    assert_eq!(review["archived"], false);
-    assert_eq!(review["access"]["mode"], "link");
-    assert_eq!(review["owner"]["id"], fx.owner_id.as_str());
+    assert_eq!(review.title, "Plan");
+    assert!(!review.archived);
+    assert_eq!(review.access.mode, AccessMode::Link);
+    assert_eq!(review.owner.id, fx.owner_id);
 
     // Reading the sharing settings needs no particular scope.
     for client in [&comments_only, &docs_only, &access_only] {
-        assert_eq!(
-            client.get(&fx.path("/access")).await.expect(200)["mode"],
-            "link"
-        );
+        let sharing = client.api().sharing(&fx.id).await.expect("sharing");
+        assert_eq!(sharing.mode, AccessMode::Link);
     }
-    fx.rename(&docs_only, json!("Scoped")).await.expect(200);
-    fx.meta(&docs_only, json!({ "tags": ["s"] }))
-        .await
-        .expect(200);
+    fx.rename(&docs_only, "Scoped").await.expect("rename");
+    fx.meta(&docs_only, &tags(&["s"])).await.expect("meta");
     access_only
-        .patch(&fx.path("/access"), &json!({ "mode": "restricted" }))
+        .api()
+        .change_sharing(&fx.id, &restrict)
         .await
-        .expect(200);
-    assert_eq!(fx.sharing().await["mode"], "restricted");
-    docs_only.delete(&fx.path("")).await.expect(200);
+        .expect("change sharing");
+    assert_eq!(fx.sharing().await.mode, AccessMode::Restricted);
+    docs_only.api().delete_review(&fx.id).await.expect("delete");
 }
 
 #[tokio::test]
@@ -1119,28 +1194,27 @@ async fn manage_endpoints_require_credentials() {
     let anonymous = fx.server.client(None);
     let bogus = fx.server.client(Some("drp_not_a_real_token"));
     for client in [&anonymous, &bogus] {
-        fx.rename(client, json!("Anon"))
-            .await
-            .expect_error(401, "unauthorized");
-        fx.meta(client, json!({ "archived": true }))
-            .await
-            .expect_error(401, "unauthorized");
-        client
-            .get(&fx.path("/access"))
-            .await
-            .expect_error(401, "unauthorized");
-        client
-            .patch(&fx.path("/access"), &json!({ "mode": "restricted" }))
-            .await
-            .expect_error(401, "unauthorized");
-        client
-            .put(&fx.path("/owner"), &json!({ "email": "ada@example.com" }))
-            .await
-            .expect_error(401, "unauthorized");
-        client
-            .delete(&fx.path(""))
-            .await
-            .expect_error(401, "unauthorized");
+        refused(fx.rename(client, "Anon").await, 401, "unauthorized");
+        refused(fx.meta(client, &archived(true)).await, 401, "unauthorized");
+        refused(client.api().sharing(&fx.id).await, 401, "unauthorized");
+        refused(
+            client
+                .api()
+                .change_sharing(&fx.id, &change(Some(AccessMode::Restricted), None))
+                .await,
+            401,
+            "unauthorized",
+        );
+        refused(
+            fx.transfer(client, "ada@example.com").await,
+            401,
+            "unauthorized",
+        );
+        refused(
+            client.api().delete_review(&fx.id).await,
+            401,
+            "unauthorized",
+        );
     }
-    assert_eq!(fx.read(&fx.owner).await["title"], "Plan");
+    assert_eq!(fx.read(&fx.owner).await.title, "Plan");
 }

@@ -1,9 +1,19 @@
 //! Projects: the snapshot import, roles, documents created in or linked to a project, and what
 //! a project role lets a member (external ones included) do. Covers every error code of the
 //! reference's create-a-review table.
+//!
+//! Requests go through the typed client. The snapshot is loaded with the operator command
+//! (`admin import-projects`, JSON on standard input), and the raw helpers send only bodies the
+//! schema refuses.
 
-use crate::support::{Client, Server, html_part};
-use serde_json::{Value, json};
+use crate::support::{Client, Server, refused};
+use docreview_client::api::{
+    AccessMode, AllowedUserEntry, CreateReview, GrantRole, ListQuery, PageQuery, ProjectLinkView,
+    ProjectRole, ProjectView, ReviewInput, ReviewView, Role, RoleGrant, RoleRevocation,
+    RolesChange, SharingChange, SourceInput, TitleChange,
+};
+use docreview_client::{DocumentUpload, HtmlFile};
+use serde_json::json;
 
 struct World {
     server: Server,
@@ -22,6 +32,23 @@ struct World {
 }
 
 const ALL: &str = "docs,access,comments,org";
+
+fn add(email: &str, role: ProjectRole) -> RoleGrant {
+    RoleGrant {
+        email: email.to_string(),
+        role,
+    }
+}
+
+fn remove(email: &str) -> RoleRevocation {
+    RoleRevocation {
+        email: email.to_string(),
+    }
+}
+
+fn roles(add: Vec<RoleGrant>, remove: Vec<RoleRevocation>) -> RolesChange {
+    RolesChange { add, remove }
+}
 
 async fn world() -> World {
     let server = Server::start();
@@ -46,16 +73,18 @@ async fn world() -> World {
         printed.contains("2 updated") && printed.contains("1 no longer"),
         "{printed}"
     );
-    ada.patch(
-        "/api/projects/ACME/roles",
-        &json!({ "add": [
-            { "email": "grace@example.com", "role": "manager" },
-            { "email": "kate@partner.example", "role": "editor" },
-            { "email": "vic@partner.example", "role": "viewer" }
-        ]}),
-    )
-    .await
-    .expect(200);
+    let change = roles(
+        vec![
+            add("grace@example.com", ProjectRole::Manager),
+            add("kate@partner.example", ProjectRole::Editor),
+            add("vic@partner.example", ProjectRole::Viewer),
+        ],
+        vec![],
+    );
+    ada.api()
+        .change_project_roles("ACME", &change)
+        .await
+        .expect("roles");
     World {
         server,
         ada,
@@ -67,8 +96,44 @@ async fn world() -> World {
     }
 }
 
-fn create_in(project: &str, title: &str) -> Value {
-    json!({ "project": project, "review": { "title": title, "source": { "html": "<p>Project text.</p>" } } })
+fn create_in(project: &str, title: &str) -> CreateReview {
+    CreateReview {
+        review: ReviewInput {
+            title: Some(title.to_string()),
+            source: Some(SourceInput {
+                html: Some("<p>Project text.</p>".into()),
+                label: None,
+            }),
+            ..ReviewInput::default()
+        },
+        project: Some(project.to_string()),
+    }
+}
+
+/// Creates `input` as `client`.
+async fn create(client: &Client, input: &CreateReview) -> docreview_client::Result<ReviewView> {
+    client.api().create_review(input).await
+}
+
+/// Asserts a project as listed: code, name, company, status, whether in the snapshot, role.
+#[track_caller]
+fn assert_project(
+    project: &ProjectView,
+    (code, name, company, status, in_snapshot, role): (
+        &str,
+        Option<&str>,
+        Option<&str>,
+        &str,
+        bool,
+        Option<ProjectRole>,
+    ),
+) {
+    assert_eq!(project.code, code, "{project:?}");
+    assert_eq!(project.name.as_deref(), name, "{project:?}");
+    assert_eq!(project.company.as_deref(), company, "{project:?}");
+    assert_eq!(project.status, status, "{project:?}");
+    assert_eq!(project.in_snapshot, in_snapshot, "{project:?}");
+    assert_eq!(project.role, role, "{project:?}");
 }
 
 #[tokio::test]
@@ -98,134 +163,164 @@ async fn the_snapshot_import_rejects_bad_files_and_writes_nothing() {
     let missing = server.admin(&["import-projects", "/nonexistent/file.json"]);
     assert!(!missing.status.success());
     let ada = server.user("ada@example.com", "Ada", &["--admin"], ALL);
-    let listed = ada.get("/api/projects").await;
-    assert_eq!(
-        listed.expect(200)["projects"],
-        json!([]),
-        "nothing was written"
-    );
+    let listed = ada
+        .api()
+        .projects(&PageQuery::default())
+        .await
+        .expect("projects");
+    assert!(listed.projects.is_empty(), "nothing was written");
 }
 
 #[tokio::test]
 async fn projects_are_listed_with_the_callers_role() {
     let w = world().await;
-    let listed = w.grace.get("/api/projects").await;
-    let projects = listed.expect(200)["projects"]
-        .as_array()
+    let projects = w
+        .grace
+        .api()
+        .projects(&PageQuery::default())
+        .await
         .expect("projects")
-        .clone();
-    let codes: Vec<_> = projects
-        .iter()
-        .map(|p| p["code"].as_str().unwrap_or_default())
-        .collect();
+        .projects;
+    let codes: Vec<_> = projects.iter().map(|p| p.code.as_str()).collect();
     assert_eq!(codes, ["ACME", "GONE", "OLD-1"]);
-    assert_eq!(
-        projects[0],
-        json!({ "code": "ACME", "name": "Acme rollout", "company": "Acme Corp", "status": "active", "inSnapshot": true, "role": "manager" })
+    assert_project(
+        &projects[0],
+        (
+            "ACME",
+            Some("Acme rollout"),
+            Some("Acme Corp"),
+            "active",
+            true,
+            Some(ProjectRole::Manager),
+        ),
     );
-    assert_eq!(projects[1]["inSnapshot"], false);
-    assert_eq!(projects[2]["status"], "inactive");
-    assert_eq!(projects[2]["role"], Value::Null);
-    assert_eq!(projects[2]["company"], Value::Null);
+    assert!(!projects[1].in_snapshot);
+    assert_eq!(projects[2].status, "inactive");
+    assert_eq!(projects[2].role, None);
+    assert_eq!(projects[2].company, None);
 
     // External members see only the projects they hold a role in.
-    let theirs = w.kate.get("/api/projects").await;
-    assert_eq!(
-        theirs.expect(200)["projects"].as_array().map(Vec::len),
-        Some(1)
-    );
-    assert_eq!(theirs.json["projects"][0]["role"], "editor");
-    assert_eq!(
-        w.ext.get("/api/projects").await.expect(200)["projects"],
-        json!([])
-    );
+    let theirs = w
+        .kate
+        .api()
+        .projects(&PageQuery::default())
+        .await
+        .expect("projects");
+    assert_eq!(theirs.projects.len(), 1);
+    assert_eq!(theirs.projects[0].role, Some(ProjectRole::Editor));
+    let none = w
+        .ext
+        .api()
+        .projects(&PageQuery::default())
+        .await
+        .expect("projects");
+    assert!(none.projects.is_empty());
 
-    let page = w.alan.get("/api/projects?limit=2").await;
-    let cursor = page.expect(200)["nextCursor"]
-        .as_str()
-        .expect("more")
-        .to_string();
+    let page = w
+        .alan
+        .api()
+        .projects(&PageQuery {
+            limit: Some(2),
+            cursor: None,
+        })
+        .await
+        .expect("first page");
+    let cursor = page.next_cursor.expect("more");
     let next = w
         .alan
-        .get(&format!("/api/projects?limit=2&cursor={cursor}"))
-        .await;
-    assert_eq!(next.expect(200)["projects"][0]["code"], "OLD-1");
-    assert!(next.json["nextCursor"].is_null());
-    w.server
-        .agent()
-        .get("/api/projects")
+        .api()
+        .projects(&PageQuery {
+            limit: Some(2),
+            cursor: Some(cursor),
+        })
         .await
-        .expect_error(403, "forbidden");
+        .expect("next page");
+    assert_eq!(next.projects[0].code, "OLD-1");
+    assert!(next.next_cursor.is_none());
+    refused(
+        w.server.agent().api().projects(&PageQuery::default()).await,
+        403,
+        "forbidden",
+    );
 }
 
 #[tokio::test]
 async fn project_roles_are_read_by_members_and_changed_by_managers() {
     let w = world().await;
-    let roles = w.alan.get("/api/projects/ACME/roles").await;
-    let body = roles.expect(200).clone();
-    assert_eq!(body["project"]["code"], "ACME");
-    let listed: Vec<(String, String)> = body["roles"]
-        .as_array()
-        .expect("roles")
+    let body = w.alan.api().project_roles("ACME").await.expect("roles");
+    assert_eq!(body.project.code, "ACME");
+    let listed: Vec<(String, ProjectRole)> = body
+        .roles
         .iter()
-        .map(|r| {
-            (
-                r["email"].as_str().unwrap_or_default().into(),
-                r["role"].as_str().unwrap_or_default().into(),
-            )
-        })
+        .map(|r| (r.email.clone(), r.role))
         .collect();
     assert_eq!(
         listed,
         [
-            ("grace@example.com".to_string(), "manager".to_string()),
-            ("kate@partner.example".into(), "editor".into()),
-            ("vic@partner.example".into(), "viewer".into()),
+            ("grace@example.com".to_string(), ProjectRole::Manager),
+            ("kate@partner.example".into(), ProjectRole::Editor),
+            ("vic@partner.example".into(), ProjectRole::Viewer),
         ]
     );
-    assert_eq!(body["roles"][0]["user"]["displayName"], "Grace");
+    assert_eq!(body.roles[0].user.display_name, "Grace");
 
     // A manager changes roles; everything in one change is checked before anything is written.
     let changed = w
         .grace
-        .patch(
-            "/api/projects/ACME/roles",
-            &json!({ "add": [{ "email": "vic@partner.example", "role": "editor" }, { "email": "alan@example.com", "role": "viewer" }],
-                     "remove": [{ "email": "kate@partner.example" }] }),
-        )
-        .await;
-    let roles = changed.expect(200)["roles"]
-        .as_array()
-        .expect("roles")
-        .clone();
-    assert_eq!(roles.len(), 3);
-    assert!(
-        roles
-            .iter()
-            .any(|r| r["email"] == "vic@partner.example" && r["role"] == "editor")
-    );
-    assert!(!roles.iter().any(|r| r["email"] == "kate@partner.example"));
-    let bad = w
-        .grace
-        .patch(
-            "/api/projects/ACME/roles",
-            &json!({ "add": [{ "email": "kate@partner.example", "role": "viewer" }, { "email": "nobody@example.com", "role": "viewer" }] }),
-        )
-        .await;
-    bad.expect_error(400, "invalid_request");
-    let unchanged = w.grace.get("/api/projects/ACME/roles").await;
-    assert!(
-        !unchanged.text.contains("kate@partner.example"),
-        "nothing was written"
-    );
-
-    w.alan
-        .patch(
-            "/api/projects/ACME/roles",
-            &json!({ "remove": [{ "email": "vic@partner.example" }] }),
+        .api()
+        .change_project_roles(
+            "ACME",
+            &roles(
+                vec![
+                    add("vic@partner.example", ProjectRole::Editor),
+                    add("alan@example.com", ProjectRole::Viewer),
+                ],
+                vec![remove("kate@partner.example")],
+            ),
         )
         .await
-        .expect_error(403, "forbidden");
+        .expect("change roles");
+    let roles_now = changed.roles;
+    assert_eq!(roles_now.len(), 3);
+    assert!(
+        roles_now
+            .iter()
+            .any(|r| r.email == "vic@partner.example" && r.role == ProjectRole::Editor)
+    );
+    assert!(!roles_now.iter().any(|r| r.email == "kate@partner.example"));
+    let bad = w
+        .grace
+        .api()
+        .change_project_roles(
+            "ACME",
+            &roles(
+                vec![
+                    add("kate@partner.example", ProjectRole::Viewer),
+                    add("nobody@example.com", ProjectRole::Viewer),
+                ],
+                vec![],
+            ),
+        )
+        .await;
+    refused(bad, 400, "invalid_request");
+    let unchanged = w.grace.api().project_roles("ACME").await.expect("roles");
+    assert!(
+        !unchanged
+            .roles
+            .iter()
+            .any(|r| r.email == "kate@partner.example" || r.user.email == "kate@partner.example"),
+        "nothing was written: {unchanged:?}"
+    );
+
+    refused(
+        w.alan
+            .api()
+            .change_project_roles("ACME", &roles(vec![], vec![remove("vic@partner.example")]))
+            .await,
+        403,
+        "forbidden",
+    );
+    // `owner` is no project role (raw: the typed client cannot send it).
     w.grace
         .patch(
             "/api/projects/ACME/roles",
@@ -233,86 +328,103 @@ async fn project_roles_are_read_by_members_and_changed_by_managers() {
         )
         .await
         .expect_error(400, "invalid_request");
-    w.grace
-        .patch(
-            "/api/projects/ACME/roles",
-            &json!({ "add": [], "remove": [] }),
-        )
-        .await
-        .expect_error(400, "invalid_request");
-    w.grace
-        .patch(
-            "/api/projects/ACME/roles",
-            &json!({ "add": [{ "email": "alan@example.com", "role": "viewer" }], "remove": [{ "email": "alan@example.com" }] }),
-        )
-        .await
-        .expect_error(400, "invalid_request");
-    w.grace
-        .get("/api/projects/NOPE/roles")
-        .await
-        .expect_error(404, "project_not_found");
-    w.grace
-        .get("/api/projects/not%20a%20code/roles")
-        .await
-        .expect_error(400, "invalid_request");
+    refused(
+        w.grace
+            .api()
+            .change_project_roles("ACME", &roles(vec![], vec![]))
+            .await,
+        400,
+        "invalid_request",
+    );
+    refused(
+        w.grace
+            .api()
+            .change_project_roles(
+                "ACME",
+                &roles(
+                    vec![add("alan@example.com", ProjectRole::Viewer)],
+                    vec![remove("alan@example.com")],
+                ),
+            )
+            .await,
+        400,
+        "invalid_request",
+    );
+    refused(
+        w.grace.api().project_roles("NOPE").await,
+        404,
+        "project_not_found",
+    );
+    refused(
+        w.grace.api().project_roles("not a code").await,
+        400,
+        "invalid_request",
+    );
     // External members cannot see projects they hold no role in.
-    w.ext
-        .get("/api/projects/ACME/roles")
-        .await
-        .expect_error(404, "project_not_found");
+    refused(
+        w.ext.api().project_roles("ACME").await,
+        404,
+        "project_not_found",
+    );
     // Changing roles needs the `access` scope.
     let docs_only = w
         .server
         .client(Some(&w.server.issue_token("grace@example.com", "docs")));
-    docs_only
-        .patch(
-            "/api/projects/ACME/roles",
-            &json!({ "remove": [{ "email": "vic@partner.example" }] }),
-        )
-        .await
-        .expect_error(403, "insufficient_scope");
+    refused(
+        docs_only
+            .api()
+            .change_project_roles("ACME", &roles(vec![], vec![remove("vic@partner.example")]))
+            .await,
+        403,
+        "insufficient_scope",
+    );
 }
 
 #[tokio::test]
 async fn creating_in_a_project_answers_every_code_of_the_reference() {
     let w = world().await;
     // 201: a server-made id, linked, with the caller's role in `_project`.
-    let created = w
-        .kate
-        .post("/api/reviews", &create_in("ACME", "Partner draft"))
-        .await;
-    let review = created.expect(201)["review"].clone();
-    assert!(
-        review["reviewId"]
-            .as_str()
-            .is_some_and(|id| id.starts_with("rv_"))
-    );
+    let review = create(&w.kate, &create_in("ACME", "Partner draft"))
+        .await
+        .expect("create");
+    assert!(review.review_id.starts_with("rv_"), "{}", review.review_id);
     assert_eq!(
-        review["_project"],
-        json!({ "code": "ACME", "name": "Acme rollout", "company": "Acme Corp", "status": "active", "inSnapshot": true, "role": "editor" })
+        review.project,
+        Some(ProjectLinkView {
+            code: "ACME".into(),
+            name: Some("Acme rollout".into()),
+            company: Some("Acme Corp".into()),
+            status: "active".into(),
+            in_snapshot: true,
+            role: Some(ProjectRole::Editor),
+        })
     );
+    let file = HtmlFile {
+        name: "up.html".into(),
+        bytes: b"<p>Uploaded.</p>".to_vec(),
+    };
+    let fields = DocumentUpload {
+        project: Some("ACME".into()),
+        ..DocumentUpload::default()
+    };
     let imported = w
         .kate
-        .multipart(
-            "/api/reviews/import-html",
-            reqwest::multipart::Form::new()
-                .part("file", html_part(b"<p>Uploaded.</p>", "up.html"))
-                .text("project", "ACME"),
-        )
-        .await;
-    assert_eq!(imported.expect(201)["review"]["_project"]["code"], "ACME");
+        .api()
+        .import_html(&file, &fields)
+        .await
+        .expect("upload");
+    assert_eq!(imported.project.expect("_project").code, "ACME");
 
     // 400 invalid_request: a reviewId together with project; a malformed code; malformed data.
     let mut with_id = create_in("ACME", "x");
-    with_id["review"]["reviewId"] = json!("my-own-id");
-    w.ada
-        .post("/api/reviews", &with_id)
-        .await
-        .expect_error(400, "invalid_request");
-    w.ada
-        .post("/api/reviews", &create_in("acme", "x"))
-        .await
-        .expect_error(400, "invalid_request");
+    with_id.review.review_id = Some("my-own-id".into());
+    refused(create(&w.ada, &with_id).await, 400, "invalid_request");
+    refused(
+        create(&w.ada, &create_in("acme", "x")).await,
+        400,
+        "invalid_request",
+    );
+    // A review that is no object (raw: the typed client cannot send it).
     w.ada
         .post(
             "/api/reviews",
@@ -321,264 +433,270 @@ async fn creating_in_a_project_answers_every_code_of_the_reference() {
         .await
         .expect_error(400, "invalid_request");
     // 401: no token.
-    w.server
-        .client(None)
-        .post("/api/reviews", &create_in("ACME", "x"))
-        .await
-        .expect_error(401, "unauthorized");
+    refused(
+        create(&w.server.client(None), &create_in("ACME", "x")).await,
+        401,
+        "unauthorized",
+    );
     // 403 project_required: external callers must name a project.
-    w.kate
-        .post("/api/reviews", &json!({ "review": { "title": "Loose" } }))
-        .await
-        .expect_error(403, "project_required");
+    let loose = CreateReview {
+        review: ReviewInput {
+            title: Some("Loose".into()),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    refused(create(&w.kate, &loose).await, 403, "project_required");
     // 403 project_role_required: no role, or only viewer.
-    w.ext
-        .post("/api/reviews", &create_in("ACME", "x"))
-        .await
-        .expect_error(403, "project_role_required");
-    w.vic
-        .post("/api/reviews", &create_in("ACME", "x"))
-        .await
-        .expect_error(403, "project_role_required");
-    w.alan
-        .post("/api/reviews", &create_in("ACME", "x"))
-        .await
-        .expect_error(403, "project_role_required");
+    for client in [&w.ext, &w.vic, &w.alan] {
+        refused(
+            create(client, &create_in("ACME", "x")).await,
+            403,
+            "project_role_required",
+        );
+    }
     // 403 insufficient_scope and forbidden.
     let comments_only = w
         .server
         .client(Some(&w.server.issue_token("grace@example.com", "comments")));
-    comments_only
-        .post("/api/reviews", &create_in("ACME", "x"))
-        .await
-        .expect_error(403, "insufficient_scope");
-    w.ada
-        .post("/api/reviews", &create_in("OLD-1", "x"))
-        .await
-        .expect_error(403, "forbidden");
+    refused(
+        create(&comments_only, &create_in("ACME", "x")).await,
+        403,
+        "insufficient_scope",
+    );
+    refused(
+        create(&w.ada, &create_in("OLD-1", "x")).await,
+        403,
+        "forbidden",
+    );
     // 404 project_not_found; 409 project_not_in_snapshot.
-    w.ada
-        .post("/api/reviews", &create_in("NOPE", "x"))
-        .await
-        .expect_error(404, "project_not_found");
-    w.ada
-        .post("/api/reviews", &create_in("GONE", "x"))
-        .await
-        .expect_error(409, "project_not_in_snapshot");
+    refused(
+        create(&w.ada, &create_in("NOPE", "x")).await,
+        404,
+        "project_not_found",
+    );
+    refused(
+        create(&w.ada, &create_in("GONE", "x")).await,
+        409,
+        "project_not_in_snapshot",
+    );
     // The shared import token delivers into any active project in the snapshot.
-    w.server
-        .importer()
-        .post("/api/reviews", &create_in("ACME", "Delivered"))
+    create(&w.server.importer(), &create_in("ACME", "Delivered"))
         .await
-        .expect(201);
+        .expect("delivered");
 }
 
 #[tokio::test]
 async fn a_project_role_opens_the_projects_documents_and_nothing_else() {
     let w = world().await;
-    let linked = w
-        .grace
-        .post("/api/reviews", &create_in("ACME", "Linked"))
-        .await;
-    let linked = linked.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    w.grace
-        .patch(
-            &format!("/api/reviews/{linked}/access"),
-            &json!({ "mode": "restricted" }),
-        )
+    let linked = create(&w.grace, &create_in("ACME", "Linked"))
         .await
-        .expect(200);
+        .expect("create")
+        .review_id;
+    let restrict = SharingChange {
+        mode: Some(AccessMode::Restricted),
+        allowed_users: None,
+    };
+    w.grace
+        .api()
+        .change_sharing(&linked, &restrict)
+        .await
+        .expect("restrict");
     let other = w
         .grace
-        .create_review("Not in a project", "<p>Elsewhere.</p>")
-        .await;
-    let other = other["reviewId"].as_str().expect("id").to_string();
+        .upload("Not in a project", "<p>Elsewhere.</p>")
+        .await
+        .review_id;
 
-    let as_kate = w.kate.get(&format!("/api/reviews/{linked}")).await;
-    assert_eq!(as_kate.expect(200)["review"]["role"], "editor");
-    assert_eq!(as_kate.json["review"]["_project"]["role"], "editor");
-    let as_vic = w.vic.get(&format!("/api/reviews/{linked}")).await;
-    assert_eq!(as_vic.expect(200)["review"]["role"], "viewer");
-    w.vic
-        .patch(
-            &format!("/api/reviews/{linked}/title"),
-            &json!({ "title": "No" }),
-        )
-        .await
-        .expect_error(403, "forbidden");
+    let as_kate = w.kate.api().review(&linked, false).await.expect("read");
+    assert_eq!(as_kate.role, Role::Editor);
+    assert_eq!(
+        as_kate.project.expect("_project").role,
+        Some(ProjectRole::Editor)
+    );
+    let as_vic = w.vic.api().review(&linked, false).await.expect("read");
+    assert_eq!(as_vic.role, Role::Viewer);
+    let title = |title: &str| TitleChange {
+        title: title.to_string(),
+    };
+    refused(
+        w.vic.api().rename_review(&linked, &title("No")).await,
+        403,
+        "forbidden",
+    );
     w.kate
-        .patch(
-            &format!("/api/reviews/{linked}/title"),
-            &json!({ "title": "Renamed by Kate" }),
-        )
+        .api()
+        .rename_review(&linked, &title("Renamed by Kate"))
         .await
-        .expect(200);
+        .expect("rename");
     w.vic
-        .comment_on(&linked, "Project text", "Viewers comment too")
+        .note_on(&linked, "Project text", "Viewers comment too")
         .await;
-    w.kate
-        .get(&format!("/api/reviews/{other}"))
-        .await
-        .expect_error(404, "not_found");
-    w.ext
-        .get(&format!("/api/reviews/{linked}"))
-        .await
-        .expect_error(404, "not_found");
+    refused(w.kate.api().review(&other, false).await, 404, "not_found");
+    refused(w.ext.api().review(&linked, false).await, 404, "not_found");
     // A restricted document linked to a project is open to its members, internal ones too.
-    w.alan
-        .get(&format!("/api/reviews/{linked}"))
-        .await
-        .expect_error(404, "not_found");
+    refused(w.alan.api().review(&linked, false).await, 404, "not_found");
     w.grace
-        .patch(
-            "/api/projects/ACME/roles",
-            &json!({ "add": [{ "email": "alan@example.com", "role": "viewer" }] }),
+        .api()
+        .change_project_roles(
+            "ACME",
+            &roles(vec![add("alan@example.com", ProjectRole::Viewer)], vec![]),
         )
         .await
-        .expect(200);
-    assert_eq!(
-        w.alan
-            .get(&format!("/api/reviews/{linked}"))
-            .await
-            .expect(200)["review"]["role"],
-        "viewer"
-    );
+        .expect("roles");
+    let as_alan = w.alan.api().review(&linked, false).await.expect("read");
+    assert_eq!(as_alan.role, Role::Viewer);
 
-    let listed = w.kate.get("/api/reviews").await;
-    let ids: Vec<_> = listed.expect(200)["reviews"]
-        .as_array()
-        .expect("reviews")
-        .iter()
-        .map(|r| r["reviewId"].as_str().unwrap_or_default().to_string())
-        .collect();
+    let listed = w
+        .kate
+        .api()
+        .list_reviews(&ListQuery::default())
+        .await
+        .expect("list");
+    let ids: Vec<_> = listed.reviews.iter().map(|r| r.review_id.clone()).collect();
     assert_eq!(ids, std::slice::from_ref(&linked));
-    assert_eq!(listed.json["reviews"][0]["_project"]["code"], "ACME");
-    let filtered = w.ada.get("/api/reviews?project=ACME").await;
     assert_eq!(
-        filtered.expect(200)["reviews"].as_array().map(Vec::len),
-        Some(1)
+        listed.reviews[0].project.as_ref().expect("_project").code,
+        "ACME"
     );
+    let filtered = w
+        .ada
+        .api()
+        .list_reviews(&ListQuery {
+            project: Some("ACME".into()),
+            ..ListQuery::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(filtered.reviews.len(), 1);
 
     // Losing the role closes the document again.
     w.grace
-        .patch(
-            "/api/projects/ACME/roles",
-            &json!({ "remove": [{ "email": "kate@partner.example" }] }),
-        )
+        .api()
+        .change_project_roles("ACME", &roles(vec![], vec![remove("kate@partner.example")]))
         .await
-        .expect(200);
-    w.kate
-        .get(&format!("/api/reviews/{linked}"))
-        .await
-        .expect_error(404, "not_found");
+        .expect("roles");
+    refused(w.kate.api().review(&linked, false).await, 404, "not_found");
 }
 
 #[tokio::test]
 async fn linking_and_unlinking_documents() {
     let w = world().await;
-    let review = w.grace.create_review("Plan", "<p>Plan text.</p>").await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
-    assert!(review.get("_project").is_none());
+    let review = w.grace.upload("Plan", "<p>Plan text.</p>").await;
+    let id = review.review_id.clone();
+    assert!(review.project.is_none());
 
-    let linked = w
-        .grace
-        .put(&format!("/api/projects/ACME/docs/{id}"), &json!({}))
-        .await;
-    assert_eq!(linked.expect(200)["review"]["_project"]["code"], "ACME");
-    assert_eq!(linked.json["review"]["_project"]["role"], "manager");
+    let linked = w.grace.api().link_project("ACME", &id).await.expect("link");
+    let project = linked.project.expect("_project");
+    assert_eq!(project.code, "ACME");
+    assert_eq!(project.role, Some(ProjectRole::Manager));
     // Idempotent for the same project; a conflict for another.
     w.grace
-        .put(&format!("/api/projects/ACME/docs/{id}"), &json!({}))
+        .api()
+        .link_project("ACME", &id)
         .await
-        .expect(200);
-    w.ada
-        .put(&format!("/api/projects/OLD-1/docs/{id}"), &json!({}))
-        .await
-        .expect_error(409, "project_conflict");
+        .expect("link again");
+    refused(
+        w.ada.api().link_project("OLD-1", &id).await,
+        409,
+        "project_conflict",
+    );
 
-    let fresh = w.grace.create_review("Another", "<p>Text.</p>").await;
-    let fresh = fresh["reviewId"].as_str().expect("id").to_string();
-    w.ada
-        .put(&format!("/api/projects/GONE/docs/{fresh}"), &json!({}))
-        .await
-        .expect_error(409, "project_not_in_snapshot");
-    w.ada
-        .put(&format!("/api/projects/OLD-1/docs/{fresh}"), &json!({}))
-        .await
-        .expect_error(403, "forbidden");
-    w.ada
-        .put(&format!("/api/projects/NOPE/docs/{fresh}"), &json!({}))
-        .await
-        .expect_error(404, "project_not_found");
-    w.ada
-        .put("/api/projects/ACME/docs/rv_missing", &json!({}))
-        .await
-        .expect_error(404, "not_found");
+    let fresh = w.grace.upload("Another", "<p>Text.</p>").await.review_id;
+    refused(
+        w.ada.api().link_project("GONE", &fresh).await,
+        409,
+        "project_not_in_snapshot",
+    );
+    refused(
+        w.ada.api().link_project("OLD-1", &fresh).await,
+        403,
+        "forbidden",
+    );
+    refused(
+        w.ada.api().link_project("NOPE", &fresh).await,
+        404,
+        "project_not_found",
+    );
+    refused(
+        w.ada.api().link_project("ACME", "rv_missing").await,
+        404,
+        "not_found",
+    );
     // Alan can edit the document but holds no role in the project.
+    let share = SharingChange {
+        mode: None,
+        allowed_users: Some(vec![AllowedUserEntry {
+            email: "alan@example.com".into(),
+            role: GrantRole::Editor,
+        }]),
+    };
     w.grace
-        .patch(
-            &format!("/api/reviews/{fresh}/access"),
-            &json!({ "allowedUsers": [{ "email": "alan@example.com", "role": "editor" }] }),
-        )
+        .api()
+        .change_sharing(&fresh, &share)
         .await
-        .expect(200);
-    w.alan
-        .put(&format!("/api/projects/ACME/docs/{fresh}"), &json!({}))
-        .await
-        .expect_error(403, "project_role_required");
+        .expect("share");
+    refused(
+        w.alan.api().link_project("ACME", &fresh).await,
+        403,
+        "project_role_required",
+    );
 
     // Unlinking.
-    w.ada
-        .delete(&format!("/api/projects/OLD-1/docs/{id}"))
-        .await
-        .expect_error(404, "not_found");
+    refused(
+        w.ada.api().unlink_project("OLD-1", &id).await,
+        404,
+        "not_found",
+    );
     let unlinked = w
         .grace
-        .delete(&format!("/api/projects/ACME/docs/{id}"))
-        .await;
-    assert!(unlinked.expect(200)["review"].get("_project").is_none());
-    w.grace
-        .delete(&format!("/api/projects/ACME/docs/{id}"))
+        .api()
+        .unlink_project("ACME", &id)
         .await
-        .expect_error(404, "not_found");
-    let read = w.grace.get(&format!("/api/reviews/{id}")).await;
-    assert!(read.expect(200)["review"].get("_project").is_none());
+        .expect("unlink");
+    assert!(unlinked.project.is_none());
+    refused(
+        w.grace.api().unlink_project("ACME", &id).await,
+        404,
+        "not_found",
+    );
+    let read = w.grace.api().review(&id, false).await.expect("read");
+    assert!(read.project.is_none());
 }
 
 #[tokio::test]
 async fn a_new_snapshot_shows_in_project_links_at_once() {
     let w = world().await;
-    let created = w
-        .grace
-        .post("/api/reviews", &create_in("ACME", "Cached"))
-        .await;
-    let id = created.expect(201)["review"]["reviewId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = create(&w.grace, &create_in("ACME", "Cached"))
+        .await
+        .expect("create")
+        .review_id;
+    let project_of = |review: ReviewView| review.project.expect("_project");
     // Read twice so any per-node rendering cache holds the document.
     for _ in 0..2 {
-        let read = w.grace.get(&format!("/api/reviews/{id}")).await;
-        assert_eq!(read.expect(200)["review"]["_project"]["status"], "active");
+        let read = w.grace.api().review(&id, false).await.expect("read");
+        assert_eq!(project_of(read).status, "active");
     }
     w.server.import_projects(&json!({ "projects": [
         { "code": "ACME", "name": "Acme (closed)", "company": "Acme Corp", "status": "inactive" }
     ]}));
-    let read = w.grace.get(&format!("/api/reviews/{id}")).await;
-    let project = &read.expect(200)["review"]["_project"];
-    assert_eq!(project["status"], "inactive");
-    assert_eq!(project["name"], "Acme (closed)");
+    let read = w.grace.api().review(&id, false).await.expect("read");
+    let project = project_of(read);
+    assert_eq!(project.status, "inactive");
+    assert_eq!(project.name.as_deref(), Some("Acme (closed)"));
     let dropped = w.server.import_projects(&json!({ "projects": [] }));
     assert!(dropped.contains("3 no longer"), "{dropped}");
-    let read = w.grace.get(&format!("/api/reviews/{id}")).await;
-    assert_eq!(read.expect(200)["review"]["_project"]["inSnapshot"], false);
+    let read = w.grace.api().review(&id, false).await.expect("read");
+    assert!(!project_of(read).in_snapshot);
     // Links survive leaving the snapshot; new links into it do not.
-    let listed = w.grace.get("/api/reviews?project=ACME").await;
-    assert_eq!(
-        listed.expect(200)["reviews"].as_array().map(Vec::len),
-        Some(1)
-    );
+    let listed = w
+        .grace
+        .api()
+        .list_reviews(&ListQuery {
+            project: Some("ACME".into()),
+            ..ListQuery::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(listed.reviews.len(), 1);
 }
