@@ -874,14 +874,11 @@ async fn editors_and_viewers_cannot_transfer_ownership() {
 // ---------------------------------------------------------------------------------------------
 // Deletion
 
-/// Deletes the fixture's document as `client` and checks the answer body (raw: the typed
-/// `delete_review` does not return it).
+/// Deletes the fixture's document as `client` and checks the answer.
 async fn delete_and_check_answer(fx: &Fixture, client: &Client) {
-    let reply = client.delete(&fx.path("")).await;
-    assert_eq!(
-        reply.expect(200),
-        &json!({ "reviewId": fx.id.as_str(), "deleted": true })
-    );
+    let deleted = client.api().delete_review(&fx.id).await.expect("delete");
+    assert_eq!(deleted.review_id, fx.id);
+    assert!(deleted.deleted);
 }
 
 #[tokio::test]
