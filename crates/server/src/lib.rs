@@ -8,6 +8,7 @@ pub mod limits;
 mod listener;
 mod middleware;
 mod openapi;
+pub mod rendered;
 mod routes;
 pub mod session;
 pub mod telemetry;
@@ -47,6 +48,8 @@ pub struct AppState {
     pub web: WebSettings,
     /// Write rate limits of this node.
     pub limits: Arc<limits::WriteLimiter>,
+    /// Rendered answers of recent review reads.
+    reviews: Arc<rendered::RenderedReviews>,
 }
 
 /// Extra room above the HTML limit for the rest of a multipart or JSON body.
@@ -84,6 +87,7 @@ pub fn app(
         shutdown,
         web,
         limits: limiter,
+        reviews: Arc::default(),
     };
     // The fallback sits inside the credential layer, so an unknown path answered to a personal
     // token carries its expiry header like every other answer.

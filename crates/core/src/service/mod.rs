@@ -7,6 +7,7 @@ mod org;
 mod page;
 mod projects;
 mod render;
+pub use render::{ReviewReading, Stamp};
 mod reviews;
 mod runs;
 mod search;
@@ -56,7 +57,8 @@ pub struct Service {
     entropy: Arc<dyn Entropy>,
     shared: SharedTokens,
     texts: TextCache,
-    renders: BoundedCache<render::Rendered>,
+    /// Records of recently read documents (see `render`).
+    states: BoundedCache<render::KeptState>,
     settings: Settings,
     /// Failed sign-ins and command-line code exchanges, per client address.
     failed_attempts: FailureLimiter,
@@ -70,9 +72,9 @@ impl Service {
         settings: Settings,
     ) -> Self {
         let texts = TextCache::new(settings.text_cache_bytes);
-        let renders = BoundedCache::new(render::RENDER_CACHE_BYTES);
+        let states = BoundedCache::new(render::STATE_CACHE_BYTES);
         Service {
-            renders,
+            states,
             store,
             clock,
             entropy: Arc::new(OsEntropy),

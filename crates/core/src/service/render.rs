@@ -1,19 +1,19 @@
-//! Reading a review fast: each node caches the rendered JSON of recently read documents.
+//! Reading a review fast: each node keeps the records of recently read documents, and tells
+//! its caller (the server, which caches the rendered answers) exactly what a rendering depends
+//! on.
 //!
-//! A cached rendering is valid exactly while the document's `change_seq` and latest version id
-//! (read with the head row that the visibility check loads anyway) are unchanged, so a node never
-//! serves a stale review and nothing needs invalidating across nodes. (The version id tells a
-//! document deleted and created again under the same id, whose `change_seq` starts over, from the
-//! one cached.) A rendering depends on the caller only through
-//! their `role` (three possible values) and, for an author inside the undo window, the
-//! `provisional` flags of their own items; bodies are cached per role, and per author while the
-//! window is open, and served without copying.
+//! Records are valid exactly while the document's `change_seq` and latest version id (read with
+//! the head row that the visibility check loads anyway) are unchanged, so a node never serves a
+//! stale review and nothing needs invalidating across nodes. (The version id tells a document
+//! deleted and created again under the same id, whose `change_seq` starts over, from the one
+//! kept.) What a caller is shown depends on them only through their `role` (three possible
+//! values), the project link, and, for an author inside the undo window, the `provisional` flags
+//! of their own items: [`ReviewReading::key`] names exactly those, and
+//! [`ReviewReading::valid_until`] says when the undo window ends.
 
-use docreview_api::views::{ProjectLinkView, ReviewView};
 use std::sync::Arc;
 
-use bytes::Bytes;
-use serde::Serialize;
+use docreview_api::views::{ProjectLinkView, ReviewView};
 
 use super::Service;
 use crate::access::{self, Actor, Operation};
@@ -21,10 +21,10 @@ use crate::error::{Error, Result};
 use crate::model::{Millis, ReviewRecord, ReviewState, Role};
 use crate::view::{self, UNDO_WINDOW_MS, Viewer};
 
-/// How much rendered JSON (plus the records behind it) a node keeps.
-pub const RENDER_CACHE_BYTES: usize = 32 * 1024 * 1024;
+/// How much of documents' records a node keeps for reads.
+pub const STATE_CACHE_BYTES: usize = 16 * 1024 * 1024;
 
-/// Which state of a document a cache entry was made from.
+/// Which state of a document records (and anything rendered from them) were made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
     change_seq: i64,
@@ -40,51 +40,39 @@ impl Stamp {
     }
 }
 
-/// A document's records as of one stamp, or one rendering of them.
-pub enum Rendered {
-    State {
-        stamp: Stamp,
-        state: Arc<ReviewState>,
-    },
-    Body {
-        stamp: Stamp,
-        valid_until: Millis,
-        json: ReviewJson,
-    },
+/// A document's records as of one stamp.
+pub struct KeptState {
+    stamp: Stamp,
+    state: Arc<ReviewState>,
 }
 
-/// A review's JSON as the API answers it, and its entity tag (a digest of those bytes, so every
-/// node gives the same tag for the same answer).
-#[derive(Clone)]
-pub struct ReviewJson {
-    pub body: Bytes,
-    pub etag: String,
-}
-
-impl ReviewJson {
-    fn new(body: Bytes) -> Self {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(&body);
-        let etag = format!("\"{}\"", hex::encode(&digest[..16]));
-        ReviewJson { body, etag }
-    }
-}
-
-#[derive(Serialize)]
-struct Envelope<'a> {
-    review: &'a ReviewView,
-}
-
-fn render(
-    state: &ReviewState,
+/// One caller's reading of a document: the records as of [`Self::stamp`], and what of them the
+/// caller is shown. Two readings with the same key and stamp, both before `valid_until`, show
+/// the same review.
+pub struct ReviewReading {
+    pub key: String,
+    pub stamp: Stamp,
+    /// When the caller's own items leave the undo window (`Millis::MAX` when there are none).
+    pub valid_until: Millis,
+    /// The service's clock when the document was read.
+    pub now: Millis,
+    state: Arc<ReviewState>,
     role: Role,
     project: Option<ProjectLinkView>,
-    viewer: &Viewer<'_>,
-) -> Result<Bytes> {
-    let review = view::review_view(state, role, project, viewer);
-    serde_json::to_vec(&Envelope { review: &review })
-        .map(Bytes::from)
-        .map_err(|error| Error::Internal(Box::new(error)))
+    /// The caller, while their own items are still inside the undo window.
+    personal: Option<String>,
+}
+
+impl ReviewReading {
+    /// The review as this caller is shown it.
+    pub fn view(&self) -> ReviewView {
+        let viewer = Viewer {
+            user_id: self.personal.as_deref().unwrap_or(""),
+            now: self.now,
+            include_deleted: false,
+        };
+        view::review_view(&self.state, self.role, self.project.clone(), &viewer)
+    }
 }
 
 /// When the earliest of `user_id`'s live human items still inside the undo window leaves it;
@@ -109,20 +97,9 @@ fn undo_window_ends(state: &ReviewState, user_id: &str, now: Millis) -> Millis {
 }
 
 impl Service {
-    /// `GET /api/reviews/{id}`: the body `{ "review": Review }`, serialized.
-    pub async fn review_json(
-        &self,
-        actor: &Actor,
-        review_id: &str,
-        include_deleted: bool,
-    ) -> Result<ReviewJson> {
+    /// `GET /api/reviews/{id}` (without cancelled items): the caller's reading of the document.
+    pub async fn review_reading(&self, actor: &Actor, review_id: &str) -> Result<ReviewReading> {
         access::permit(actor, Operation::Read)?;
-        if include_deleted {
-            let review = self.get_review(actor, review_id, true).await?;
-            return serde_json::to_vec(&Envelope { review: &review })
-                .map(|body| ReviewJson::new(Bytes::from(body)))
-                .map_err(|error| Error::Internal(Box::new(error)));
-        }
         let head = self
             .store
             .review_head(review_id)
@@ -130,7 +107,7 @@ impl Service {
             .ok_or(Error::NotFound("document"))?;
         let (role, project_role) = self.access_of(actor, &head).await?;
         // The project record is read fresh: a snapshot import changes it without touching the
-        // document, so it is part of the cache key rather than of the cached records.
+        // document, so it is part of the key rather than of the kept records.
         let project = match &head.review.project_code {
             Some(code) => self
                 .store
@@ -141,8 +118,8 @@ impl Service {
         };
         let current = Stamp::of(&head.review);
         let now = self.clock.now();
-        let state = match self.renders.get(review_id).as_deref() {
-            Some(Rendered::State { stamp, state }) if *stamp == current => Arc::clone(state),
+        let state = match self.states.get(review_id).as_deref() {
+            Some(KeptState { stamp, state }) if *stamp == current => Arc::clone(state),
             _ => {
                 let state = Arc::new(
                     self.store
@@ -152,20 +129,20 @@ impl Service {
                 );
                 // A rough estimate of the records' memory, for the cache's byte budget.
                 let weight = 2048 + 400 * (state.comments.len() + state.messages.len());
-                let entry = Rendered::State {
+                let kept = KeptState {
                     stamp: Stamp::of(&state.head.review),
                     state: Arc::clone(&state),
                 };
-                self.renders.insert(review_id, Arc::new(entry), weight);
+                self.states.insert(review_id, Arc::new(kept), weight);
                 state
             }
         };
         let stamp = Stamp::of(&state.head.review);
         let window_ends = undo_window_ends(&state, actor.id(), now);
-        let personal = window_ends > now;
+        let personal = (window_ends > now).then(|| actor.id().to_string());
         let mut key = format!("{review_id}\u{0}{role}");
         if let Some(project) = &project {
-            // Everything `_project` shows, so a cached body never shows a stale project.
+            // Everything `_project` shows, so a kept rendering never shows a stale project.
             key.push_str(&format!(
                 "\u{0}{}\u{0}{:?}\u{0}{:?}\u{0}{}\u{0}{}\u{0}{:?}",
                 project.code,
@@ -176,38 +153,23 @@ impl Service {
                 project.role
             ));
         }
-        if personal {
+        if let Some(user) = &personal {
             key.push('\u{0}');
-            key.push_str(actor.id());
+            key.push_str(user);
         }
-        if let Some(cached) = self.renders.get(&key)
-            && let Rendered::Body {
-                stamp: cached_stamp,
-                valid_until,
-                json,
-            } = cached.as_ref()
-            && *cached_stamp == stamp
-            && now < *valid_until
-        {
-            return Ok(json.clone());
-        }
-        let viewer = Viewer {
-            user_id: if personal { actor.id() } else { "" },
+        Ok(ReviewReading {
+            key,
+            stamp,
+            valid_until: if personal.is_some() {
+                window_ends
+            } else {
+                Millis::MAX
+            },
             now,
-            include_deleted: false,
-        };
-        let json = ReviewJson::new(render(&state, role, project, &viewer)?);
-        let valid_until = if personal { window_ends } else { Millis::MAX };
-        let weight = json.body.len();
-        self.renders.insert(
-            &key,
-            Arc::new(Rendered::Body {
-                stamp,
-                valid_until,
-                json: json.clone(),
-            }),
-            weight,
-        );
-        Ok(json)
+            state,
+            role,
+            project,
+            personal,
+        })
     }
 }

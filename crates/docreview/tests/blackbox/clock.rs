@@ -12,6 +12,7 @@ use docreview_core::identity::{Secret, SharedTokens};
 use docreview_core::model::{RunStatus, Scope};
 use docreview_core::service::{NewUser, Settings};
 use docreview_core::{AuthFailure, Service};
+use docreview_server::rendered::RenderedReviews;
 use docreview_store_sqlite::SqliteStore;
 
 const MINUTE: i64 = 60 * 1000;
@@ -163,12 +164,15 @@ async fn the_cached_rendering_drops_the_provisional_flag_when_the_window_closes(
         .add_comment(&world.author, &world.review_id, World::note("mine"))
         .await
         .expect("comment");
+    // The server's cache of rendered answers, in front of the service as in `GET /api/reviews/…`.
+    let rendered = RenderedReviews::default();
     let read = async || {
-        let body = world
+        let reading = world
             .service
-            .review_json(&world.author, &world.review_id, false)
+            .review_reading(&world.author, &world.review_id)
             .await
             .expect("read");
+        let body = rendered.answer(&reading).expect("render");
         let json: serde_json::Value = serde_json::from_slice(&body.body).expect("json");
         json["review"]["comments"][0]["provisional"].clone()
     };

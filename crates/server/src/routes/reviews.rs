@@ -14,6 +14,7 @@ use crate::AppState;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, ApiPath, ApiQuery, Caller};
 use crate::headers::Policy;
+use crate::rendered::ReviewJson;
 use crate::routes::{ReviewBody, ReviewPath, allow};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -83,10 +84,15 @@ async fn read(
     ApiQuery(query): ApiQuery<ReadQuery>,
     request: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let json = state
-        .service
-        .review_json(&actor, &review_id, query.include_deleted)
-        .await?;
+    let json = if query.include_deleted {
+        // Cancelled items are shown to few callers, rarely: rendered each time, not kept.
+        let review = state.service.get_review(&actor, &review_id, true).await?;
+        ReviewJson::of(review)
+    } else {
+        let reading = state.service.review_reading(&actor, &review_id).await?;
+        state.reviews.answer(&reading)
+    }
+    .map_err(|error| ApiError::from(docreview_core::Error::Internal(Box::new(error))))?;
     let mut response = if matches_etag(&request, &json.etag) {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
