@@ -26,7 +26,7 @@ const HTML: &str = "<!doctype html><html><body>\
 
 /// The same credentials, pointed at the server's current address (a restart picks a new port).
 fn again(server: &Server, client: &Client) -> Client {
-    server.client(client.token.as_deref())
+    server.client(client.token())
 }
 
 async fn read(client: &Client, id: &str) -> ReviewView {

@@ -44,7 +44,7 @@ fn two_nodes() -> Option<(Server, Server)> {
 
 /// The same credentials, sent to `node`.
 fn on(node: &Server, client: &Client) -> Client {
-    node.client(client.token.as_deref())
+    node.client(client.token())
 }
 
 async fn read(client: &Client, id: &str) -> ReviewView {
