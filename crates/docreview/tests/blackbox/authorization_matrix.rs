@@ -20,10 +20,19 @@
 //!
 //! `POST /api/auth/cli/token` takes no credentials and is rate limited per address, so it is
 //! tested in `account.rs` rather than cell by cell; `/healthz` and `/readyz` are in `routes.rs`.
+//!
+//! The cells stay raw HTTP on purpose: the table is over methods and paths, its columns include
+//! browser sessions (which the typed client does not carry), and its cells tell 200 from 201 and
+//! read error codes of any answer. The fixtures (the project's roles, the documents, comments,
+//! reply, run and registered partner each row refers to) are made through the typed client.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::support::{Client, Server, html_part};
+use docreview_client::api::{
+    AccessInput, AccessMode, AllowedUserEntry, CreateReview, GrantRole, NewMember, NewReply,
+    ProjectRole, ReviewInput, RoleGrant, RolesChange, SourceInput, StartRun,
+};
 use serde_json::{Value, json};
 
 const CALLERS: [&str; 17] = [
@@ -205,16 +214,24 @@ impl World {
         server.import_projects(&json!({ "projects": [
             { "code": "MATRIX-P", "name": "Matrix", "company": "Example", "status": "active" }
         ]}));
+        let roles = RolesChange {
+            add: vec![
+                RoleGrant {
+                    email: "owner@matrix.example".to_string(),
+                    role: ProjectRole::Manager,
+                },
+                RoleGrant {
+                    email: "ext-role@partner.example".to_string(),
+                    role: ProjectRole::Editor,
+                },
+            ],
+            remove: Vec::new(),
+        };
         admin
-            .patch(
-                "/api/projects/MATRIX-P/roles",
-                &json!({ "add": [
-                    { "email": "owner@matrix.example", "role": "manager" },
-                    { "email": "ext-role@partner.example", "role": "editor" }
-                ]}),
-            )
+            .api()
+            .change_project_roles("MATRIX-P", &roles)
             .await
-            .expect(200);
+            .expect("project roles");
         let callers = vec![
             server.client(None),
             server.agent(),
@@ -247,74 +264,89 @@ impl World {
     /// A document as the module comment describes it, plus an unlinked one shared alike.
     async fn fixture(&self) -> Fixture {
         let n = FIXTURES.fetch_add(1, Ordering::Relaxed);
-        let shared = json!({ "mode": "restricted", "allowedUsers": [
-            { "email": "editor@matrix.example", "role": "editor" },
-            { "email": "viewer@matrix.example", "role": "viewer" }
-        ]});
-        let create = |project: Option<&str>| {
-            let mut body = json!({ "review": {
-                "title": format!("Matrix {n}"),
-                "source": { "html": DOC_HTML },
-                "access": shared,
-            }});
-            if let Some(project) = project {
-                body["project"] = json!(project);
-            }
-            body
+        let create = |project: Option<&str>| CreateReview {
+            review: ReviewInput {
+                title: Some(format!("Matrix {n}")),
+                source: Some(SourceInput {
+                    html: Some(DOC_HTML.to_string()),
+                    label: None,
+                }),
+                access: Some(AccessInput {
+                    mode: Some(AccessMode::Restricted),
+                    allowed_users: Some(vec![
+                        AllowedUserEntry {
+                            email: "editor@matrix.example".to_string(),
+                            role: GrantRole::Editor,
+                        },
+                        AllowedUserEntry {
+                            email: "viewer@matrix.example".to_string(),
+                            role: GrantRole::Viewer,
+                        },
+                    ]),
+                }),
+                ..ReviewInput::default()
+            },
+            project: project.map(str::to_string),
         };
-        let doc = self
-            .owner
-            .post("/api/reviews", &create(Some("MATRIX-P")))
-            .await;
-        let doc = doc.expect(201)["review"].clone();
-        let id = doc["reviewId"].as_str().expect("id").to_string();
-        let unlinked = self.owner.post("/api/reviews", &create(None)).await;
-        let unlinked = unlinked.expect(201)["review"]["reviewId"]
-            .as_str()
-            .expect("id")
-            .to_string();
+        let owner = self.owner.api();
+        let doc = owner
+            .create_review(&create(Some("MATRIX-P")))
+            .await
+            .expect("create in the project");
+        let id = doc.review_id;
+        let unlinked = owner
+            .create_review(&create(None))
+            .await
+            .expect("create unlinked")
+            .review_id;
         let comment = self
             .admin
-            .comment_on(&id, "First paragraph", "A note on the plan")
-            .await;
-        let comment = comment["comment"]["id"].as_str().expect("id").to_string();
+            .note_on(&id, "First paragraph", "A note on the plan")
+            .await
+            .comment
+            .id;
+        let reply = NewReply {
+            body: "My own reply".to_string(),
+            run_id: None,
+            base_comments_revision: None,
+        };
         let reply = self
             .admin
-            .post(
-                &format!("/api/reviews/{id}/comments/{comment}/thread"),
-                &json!({ "body": "My own reply" }),
-            )
-            .await;
-        let reply = reply.expect(201)["message"]["id"]
-            .as_str()
-            .expect("id")
-            .to_string();
-        let draft = self.admin.comment_on(&id, "more words", "A draft").await;
-        let draft = draft["comment"]["id"].as_str().expect("id").to_string();
+            .api()
+            .reply(&id, &comment, &reply)
+            .await
+            .expect("reply")
+            .message
+            .id;
+        let draft = self
+            .admin
+            .note_on(&id, "more words", "A draft")
+            .await
+            .comment
+            .id;
+        let start = StartRun {
+            title: Some("Run".to_string()),
+            ..StartRun::default()
+        };
         let run = self
             .admin
-            .post(
-                &format!("/api/reviews/{id}/ai-review-runs"),
-                &json!({ "title": "Run" }),
-            )
-            .await;
-        let run = run.expect(201)["run"]["id"]
-            .as_str()
-            .expect("id")
-            .to_string();
-        let partner = format!("partner-{n}@partner.example");
-        self.admin
-            .post(
-                "/api/org/members",
-                &json!({ "email": partner, "displayName": "Partner" }),
-            )
+            .api()
+            .start_run(&id, &start)
             .await
-            .expect(201);
+            .expect("start run")
+            .id;
+        let partner = format!("partner-{n}@partner.example");
+        let member = NewMember {
+            email: partner.clone(),
+            display_name: "Partner".to_string(),
+        };
+        self.admin
+            .api()
+            .register_member(&member)
+            .await
+            .expect("register partner");
         Fixture {
-            version: doc["latestVersionId"]
-                .as_str()
-                .expect("version")
-                .to_string(),
+            version: doc.latest_version_id,
             doc: id,
             comment,
             reply,

@@ -2,142 +2,174 @@
 //! replies, status events, runs and `commentsRevision` survive a clean restart and a `kill -9`
 //! of the server on the same data directory; every write that was answered 2xx before a crash is
 //! there afterwards, including writes acknowledged while many others were still in flight.
+//!
+//! Every request goes through the typed client: a write counts as acknowledged when the typed
+//! call returned its answer (a 2xx, read whole), and the documents before and after are compared
+//! as the typed `Review` reads them.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use docreview_client::api::{
+    AccessInput, AccessMode, Category, CommentStatus, CreateReview, FinishRun, Locator, NewComment,
+    NewReply, Reanchor, ReviewInput, ReviewView, RunKind, RunStatus, SourceInput, StartRun,
+    StatusChange, TextEdit,
+};
+use serde_json::Value;
 
-use crate::support::{Client, Server};
+use crate::support::{Client, Server, quote, refused};
 
 const HTML: &str = "<!doctype html><html><body>\
 <h1 id=\"intro\">Intro</h1><p>The cat sat on the mat.</p>\
 <h2 id=\"later\">Later</h2><p>Again the dog lay on the rug.</p></body></html>";
 
-fn id_of(value: &Value) -> String {
-    value["id"].as_str().expect("id").to_string()
-}
-
-fn review_id(review: &Value) -> String {
-    review["reviewId"].as_str().expect("reviewId").to_string()
-}
-
 /// The same credentials, pointed at the server's current address (a restart picks a new port).
 fn again(server: &Server, client: &Client) -> Client {
-    server.client(client.token.as_deref())
+    server.client(client.token())
 }
 
-async fn read(client: &Client, id: &str) -> Value {
-    let reply = client.get(&format!("/api/reviews/{id}")).await;
-    reply.expect(200)["review"].clone()
+async fn read(client: &Client, id: &str) -> ReviewView {
+    client.api().review(id, false).await.expect("read")
 }
 
-async fn read_with_deleted(client: &Client, id: &str) -> Value {
-    let reply = client
-        .get(&format!("/api/reviews/{id}?includeDeleted=true"))
-        .await;
-    reply.expect(200)["review"].clone()
+async fn read_with_deleted(client: &Client, id: &str) -> ReviewView {
+    client
+        .api()
+        .review(id, true)
+        .await
+        .expect("read with deleted")
 }
 
-fn comment_ids(review: &Value) -> BTreeSet<String> {
-    review["comments"]
-        .as_array()
-        .expect("comments")
-        .iter()
-        .map(id_of)
-        .collect()
+/// A document as JSON, to compare whole reads (the typed views do not implement `PartialEq`).
+fn json_of(review: &ReviewView) -> Value {
+    serde_json::to_value(review).expect("serializable")
+}
+
+fn comment_ids(review: &ReviewView) -> BTreeSet<String> {
+    review.comments.iter().map(|c| c.id.clone()).collect()
+}
+
+fn comment(body: &str, category: Option<Category>, locator: Option<Locator>) -> NewComment {
+    NewComment {
+        body: body.to_string(),
+        category,
+        locator,
+        base_comments_revision: None,
+    }
+}
+
+fn edit(body: &str) -> TextEdit {
+    TextEdit {
+        body: body.to_string(),
+        base_comments_revision: None,
+    }
 }
 
 /// Writes one of every kind of comment change on a fresh document; returns the review id.
 async fn every_kind_of_change(ada: &Client, vic: &Client, agent: &Client) -> String {
-    let review = ada.create_review("Pets", HTML).await;
-    let id = review_id(&review);
-    let base = format!("/api/reviews/{id}");
+    let id = ada.upload("Pets", HTML).await.review_id;
 
-    let kept = ada.comment_on(&id, "cat sat", "Which cat?").await;
-    let kept = id_of(&kept["comment"]);
-    ada.patch(
-        &format!("{base}/comments/{kept}"),
-        &json!({ "body": "Which cat, exactly?" }),
-    )
-    .await
-    .expect(200);
-    let reply = vic
-        .post(
-            &format!("{base}/comments/{kept}/thread"),
-            &json!({ "body": "The grey one." }),
-        )
-        .await;
-    let message = id_of(&reply.expect(201)["message"]);
-    vic.patch(
-        &format!("{base}/comments/{kept}/thread/{message}"),
-        &json!({ "body": "The grey one, I think." }),
-    )
-    .await
-    .expect(200);
-    ada.post(
-        &format!("{base}/comments/{kept}/status-events"),
-        &json!({ "status": "closed" }),
-    )
-    .await
-    .expect(201);
-    ada.patch(
-        &format!("{base}/comments/{kept}/anchor"),
-        &json!({ "locator": { "quote": { "exact": "dog lay" } } }),
-    )
-    .await
-    .expect(200);
+    let kept = ada.note_on(&id, "cat sat", "Which cat?").await.comment.id;
+    ada.api()
+        .edit_comment(&id, &kept, &edit("Which cat, exactly?"))
+        .await
+        .expect("edit comment");
+    let reply = NewReply {
+        body: "The grey one.".to_string(),
+        run_id: None,
+        base_comments_revision: None,
+    };
+    let message = vic
+        .api()
+        .reply(&id, &kept, &reply)
+        .await
+        .expect("reply")
+        .message
+        .id;
+    vic.api()
+        .edit_reply(&id, &kept, &message, &edit("The grey one, I think."))
+        .await
+        .expect("edit reply");
+    let close = StatusChange {
+        status: CommentStatus::Closed,
+        base_comments_revision: None,
+    };
+    ada.api()
+        .set_status(&id, &kept, &close)
+        .await
+        .expect("close");
+    let moved = Reanchor {
+        locator: quote("dog lay"),
+        base_comments_revision: None,
+    };
+    ada.api()
+        .reanchor_comment(&id, &kept, &moved)
+        .await
+        .expect("re-anchor");
 
     let undone = ada
-        .post(
-            &format!("{base}/comments"),
-            &json!({ "body": "never mind", "category": "consult" }),
-        )
-        .await;
-    let undone = id_of(&undone.expect(201)["comment"]);
-    ada.delete(&format!("{base}/comments/{undone}"))
+        .api()
+        .add_comment(&id, &comment("never mind", Some(Category::Consult), None))
         .await
-        .expect(200);
+        .expect("comment")
+        .comment
+        .id;
+    ada.api()
+        .cancel_comment(&id, &undone, None)
+        .await
+        .expect("delete comment");
 
-    for outcome in ["completed", "cancelled"] {
+    for outcome in [RunStatus::Completed, RunStatus::Cancelled] {
+        let start = StartRun {
+            title: Some(outcome.as_str().to_string()),
+            ..StartRun::default()
+        };
         let run = agent
-            .post(
-                &format!("{base}/ai-review-runs"),
-                &json!({ "title": outcome }),
-            )
-            .await;
-        let run = id_of(&run.expect(201)["run"]);
-        agent
-            .post(
-                &format!("{base}/ai-review-runs/{run}/comments"),
-                &json!({ "body": format!("{outcome} remark"), "category": "revise",
-                         "locator": { "sectionId": "intro" } }),
-            )
+            .api()
+            .start_run(&id, &start)
             .await
-            .expect(201);
+            .expect("start run")
+            .id;
+        let remark = comment(
+            &format!("{outcome} remark"),
+            Some(Category::Revise),
+            Some(Locator {
+                section_id: Some("intro".to_string()),
+                ..Locator::default()
+            }),
+        );
         agent
-            .patch(
-                &format!("{base}/ai-review-runs/{run}"),
-                &json!({ "status": outcome, "summary": "done" }),
-            )
+            .api()
+            .add_run_comment(&id, &run, &remark)
             .await
-            .expect(200);
+            .expect("run comment");
+        let finish = FinishRun {
+            status: outcome,
+            summary: Some("done".to_string()),
+            base_comments_revision: None,
+        };
+        agent
+            .api()
+            .finish_run(&id, &run, &finish)
+            .await
+            .expect("finish run");
     }
+    let voice = StartRun {
+        kind: Some(RunKind::Voice),
+        ..StartRun::default()
+    };
     let running = agent
-        .post(
-            &format!("{base}/ai-review-runs"),
-            &json!({ "kind": "voice" }),
-        )
-        .await;
-    let running = id_of(&running.expect(201)["run"]);
-    agent
-        .post(
-            &format!("{base}/ai-review-runs/{running}/comments"),
-            &json!({ "body": "in progress" }),
-        )
+        .api()
+        .start_run(&id, &voice)
         .await
-        .expect(201);
+        .expect("start run")
+        .id;
+    agent
+        .api()
+        .add_run_comment(&id, &running, &comment("in progress", None, None))
+        .await
+        .expect("run comment");
     id
 }
 
@@ -148,22 +180,35 @@ async fn everything_written_survives_a_clean_restart() {
     let vic = server.user("vic@example.com", "Vic", &[], "comments");
     let agent = server.agent();
     let id = every_kind_of_change(&ada, &vic, &agent).await;
+    let input = CreateReview {
+        review: ReviewInput {
+            title: Some("Secret".to_string()),
+            source: Some(SourceInput {
+                html: Some(HTML.to_string()),
+                label: None,
+            }),
+            access: Some(AccessInput {
+                mode: Some(AccessMode::Restricted),
+                allowed_users: None,
+            }),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
     let secret = ada
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Secret", "source": { "html": HTML },
-                                 "access": { "mode": "restricted" } } }),
-        )
-        .await;
-    let secret = review_id(&secret.expect(201)["review"]);
-    ada.comment_on(&secret, "rug", "private remark").await;
+        .api()
+        .create_review(&input)
+        .await
+        .expect("create")
+        .review_id;
+    ada.note_on(&secret, "rug", "private remark").await;
 
     let ada_view = read(&ada, &id).await;
     let ada_deleted = read_with_deleted(&ada, &id).await;
     let vic_view = read(&vic, &id).await;
     let secret_view = read(&ada, &secret).await;
-    assert_eq!(ada_view["commentsRevision"], 13);
-    assert_eq!(secret_view["commentsRevision"], 1);
+    assert_eq!(ada_view.comments_revision, 13);
+    assert_eq!(secret_view.comments_revision, 1);
 
     server.restart();
     let (ada, vic, agent) = (
@@ -171,37 +216,42 @@ async fn everything_written_survives_a_clean_restart() {
         again(&server, &vic),
         again(&server, &agent),
     );
-    assert_eq!(read(&ada, &id).await, ada_view);
-    assert_eq!(read_with_deleted(&ada, &id).await, ada_deleted);
-    assert_eq!(read(&vic, &id).await, vic_view);
-    assert_eq!(read(&ada, &secret).await, secret_view);
+    assert_eq!(json_of(&read(&ada, &id).await), json_of(&ada_view));
+    assert_eq!(
+        json_of(&read_with_deleted(&ada, &id).await),
+        json_of(&ada_deleted)
+    );
+    assert_eq!(json_of(&read(&vic, &id).await), json_of(&vic_view));
+    assert_eq!(json_of(&read(&ada, &secret).await), json_of(&secret_view));
     // Sharing survived: the restricted document is still invisible to Vic.
-    vic.get(&format!("/api/reviews/{secret}"))
-        .await
-        .expect_error(404, "not_found");
+    refused(vic.api().review(&secret, false).await, 404, "not_found");
 
     // The revision counter carries on from where it was.
+    let after = NewComment {
+        base_comments_revision: Some(13),
+        ..comment("after restart", None, None)
+    };
     let next = ada
-        .post(
-            &format!("/api/reviews/{id}/comments"),
-            &json!({ "body": "after restart", "baseCommentsRevision": 13 }),
-        )
-        .await;
-    assert_eq!(next.expect(201)["commentsRevision"], 14);
+        .api()
+        .add_comment(&id, &after)
+        .await
+        .expect("comment after restart");
+    assert_eq!(next.comments_revision, 14);
     // The run that was running before the restart can still be finished.
-    let running = ada_view["aiReviewRuns"][2]["id"]
-        .as_str()
-        .expect("running run")
-        .to_string();
-    assert_eq!(ada_view["aiReviewRuns"][2]["status"], "running");
+    let running = &ada_view.ai_review_runs[2];
+    assert_eq!(running.status, RunStatus::Running);
+    let finish = FinishRun {
+        status: RunStatus::Completed,
+        summary: None,
+        base_comments_revision: None,
+    };
     let finished = agent
-        .patch(
-            &format!("/api/reviews/{id}/ai-review-runs/{running}"),
-            &json!({ "status": "completed" }),
-        )
-        .await;
-    assert_eq!(finished.expect(200)["run"]["status"], "completed");
-    assert_eq!(read(&ada, &id).await["commentsRevision"], 15);
+        .api()
+        .finish_run(&id, &running.id, &finish)
+        .await
+        .expect("finish run");
+    assert_eq!(finished.status, RunStatus::Completed);
+    assert_eq!(read(&ada, &id).await.comments_revision, 15);
 }
 
 #[tokio::test]
@@ -216,8 +266,11 @@ async fn every_acknowledged_change_survives_kill_9() {
     server.kill();
     server.restart();
     let (ada, vic) = (again(&server, &ada), again(&server, &vic));
-    assert_eq!(read_with_deleted(&ada, &id).await, before);
-    assert_eq!(read(&vic, &id).await, vic_before);
+    assert_eq!(
+        json_of(&read_with_deleted(&ada, &id).await),
+        json_of(&before)
+    );
+    assert_eq!(json_of(&read(&vic, &id).await), json_of(&vic_before));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -228,20 +281,18 @@ async fn two_hundred_acknowledged_concurrent_comments_survive_kill_9() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
     let mut ids = Vec::new();
     for d in 0..DOCS {
-        ids.push(review_id(
-            &ada.create_review(&format!("Doc {d}"), HTML).await,
-        ));
+        ids.push(ada.upload(&format!("Doc {d}"), HTML).await.review_id);
     }
     let attempts = (0..WRITES).map(|i| {
         let (ada, id) = (ada.clone(), ids[i % DOCS].clone());
         async move {
-            let reply = ada
-                .post(
-                    &format!("/api/reviews/{id}/comments"),
-                    &json!({ "body": format!("write {i}"), "locator": { "quote": { "exact": "mat" } } }),
-                )
-                .await;
-            (id, id_of(&reply.expect(201)["comment"]))
+            let input = comment(&format!("write {i}"), None, Some(quote("mat")));
+            let written = ada
+                .api()
+                .add_comment(&id, &input)
+                .await
+                .expect("acknowledged");
+            (id, written.comment.id)
         }
     });
     let acknowledged = futures::future::join_all(attempts).await;
@@ -250,6 +301,7 @@ async fn two_hundred_acknowledged_concurrent_comments_survive_kill_9() {
     server.kill();
     server.restart();
     let ada = again(&server, &ada);
+    let per_doc = i64::try_from(WRITES / DOCS).expect("count");
     for id in &ids {
         let review = read(&ada, id).await;
         let stored = comment_ids(&review);
@@ -265,23 +317,20 @@ async fn two_hundred_acknowledged_concurrent_comments_survive_kill_9() {
             "{id}: acknowledged but lost: {missing:?}"
         );
         assert_eq!(stored.len(), WRITES / DOCS);
-        assert_eq!(review["commentsRevision"], WRITES / DOCS);
+        assert_eq!(review.comments_revision, per_doc);
     }
 }
 
-/// Sends one comment, tolerating a dead server: `Some(id)` only for an acknowledged (201) write.
+/// Sends one comment, tolerating a dead server: `Some(id)` only for an acknowledged write (the
+/// typed call returned the written comment; a refusal, a dropped connection or an answer cut
+/// off are not acknowledgements). The typed client never repeats a `POST`.
 async fn try_comment(client: &Client, id: &str, body: &str) -> Option<String> {
-    let response = client
-        .raw("POST", &format!("/api/reviews/{id}/comments"))
-        .json(&json!({ "body": body }))
-        .send()
+    let written = client
+        .api()
+        .add_comment(id, &comment(body, None, None))
         .await
         .ok()?;
-    if response.status().as_u16() != 201 {
-        return None;
-    }
-    let json: Value = response.json().await.ok()?;
-    json["comment"]["id"].as_str().map(str::to_string)
+    Some(written.comment.id)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -292,9 +341,7 @@ async fn comments_acknowledged_while_others_are_in_flight_survive_kill_9() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
     let mut ids = Vec::new();
     for d in 0..4 {
-        ids.push(review_id(
-            &ada.create_review(&format!("Doc {d}"), HTML).await,
-        ));
+        ids.push(ada.upload(&format!("Doc {d}"), HTML).await.review_id);
     }
     let acked: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let count = Arc::new(AtomicUsize::new(0));
@@ -341,23 +388,23 @@ async fn comments_acknowledged_while_others_are_in_flight_survive_kill_9() {
         );
         // Only creates happened: the counter and the comments were committed together.
         assert_eq!(
-            review["commentsRevision"],
-            stored.len(),
+            review.comments_revision,
+            i64::try_from(stored.len()).expect("count"),
             "{id}: revision and comments disagree"
         );
     }
     // The restarted server accepts writes on every document at the surviving revision.
     for id in &ids {
-        let revision = read(&ada, id).await["commentsRevision"].clone();
+        let revision = read(&ada, id).await.comments_revision;
+        let input = NewComment {
+            base_comments_revision: Some(revision),
+            ..comment("after the crash", None, None)
+        };
         let next = ada
-            .post(
-                &format!("/api/reviews/{id}/comments"),
-                &json!({ "body": "after the crash", "baseCommentsRevision": revision }),
-            )
-            .await;
-        assert_eq!(
-            next.expect(201)["commentsRevision"],
-            revision.as_i64().expect("revision") + 1
-        );
+            .api()
+            .add_comment(id, &input)
+            .await
+            .expect("a write after the crash");
+        assert_eq!(next.comments_revision, revision + 1);
     }
 }

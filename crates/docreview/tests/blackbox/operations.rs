@@ -1,12 +1,44 @@
 //! Running the server: the request log, `/metrics`, settings from a config file, refused short
 //! tokens, write rate limits behind trusted proxies, and the JSON answers to oversized request
 //! heads (issue 11, "Operability"; DESIGN.md §1, §4.7, §5).
+//!
+//! The documents, comments, replies, edits and status changes these tests need, and the calls
+//! whose typed answer is checked, go through the typed client. Raw HTTP remains where the
+//! request is the point (an `x-request-id`, a token in the query string, `X-Forwarded-For`,
+//! oversized heads), for `/metrics`, for browser sessions, and around the 429s: a rate-limited
+//! read must not be hidden by the typed client's retries.
 
 use std::time::Duration;
 
+use docreview_client::Error;
+use docreview_client::api::{
+    CommentStatus, CreateReview, ListQuery, NewComment, NewReply, ReviewInput, SourceInput,
+    StatusChange, TextEdit,
+};
 use serde_json::{Value, json};
 
-use crate::support::{AGENT_TOKEN, Client, SAMPLE_HTML, Server, Storage};
+use crate::support::{AGENT_TOKEN, Client, SAMPLE_HTML, Server, Storage, refused};
+
+/// A new document with only a title.
+fn titled(title: String) -> CreateReview {
+    CreateReview {
+        review: ReviewInput {
+            title: Some(title),
+            ..ReviewInput::default()
+        },
+        project: None,
+    }
+}
+
+/// A document-wide comment with only a body.
+fn plain(body: String) -> NewComment {
+    NewComment {
+        body,
+        category: None,
+        locator: None,
+        base_comments_revision: None,
+    }
+}
 
 /// Polls `condition` on the server's log for up to five seconds (the log is written by
 /// another process, after the answer).
@@ -64,8 +96,7 @@ fn sample(metrics: &str, series: &str) -> Option<f64> {
 async fn the_request_log_names_route_status_latency_request_id_and_principal() {
     let server = Server::start_full(Storage::fresh(), &[("RUST_LOG", "info")], &[], true);
     let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let review = ada.create_review("Doc", SAMPLE_HTML).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
+    let id = ada.upload("Doc", SAMPLE_HTML).await.review_id;
     let secret = "drp_querystringsecretvalue";
     let reply = ada
         .send(
@@ -97,7 +128,12 @@ async fn the_request_log_names_route_status_latency_request_id_and_principal() {
         "the raw path, not the template, was logged: {line}"
     );
     // The agent's token never appears, only its principal.
-    server.agent().get("/api/reviews").await.expect(200);
+    server
+        .agent()
+        .api()
+        .list_reviews(&ListQuery::default())
+        .await
+        .expect("the agent lists");
     let log = wait_for_log(&server, |log| log.contains("principal=svc_agent")).await;
     assert!(log.contains("principal=svc_agent"), "{log}");
     assert!(!log.contains(AGENT_TOKEN));
@@ -148,24 +184,19 @@ async fn metrics_are_served_on_their_own_listener() {
     let url = metrics_url(&server);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let review = ada.create_review("Doc", SAMPLE_HTML).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
-    ada.post(
-        &format!("/api/reviews/{id}/comments"),
-        &json!({ "body": "counted" }),
-    )
-    .await
-    .expect(201);
-    ada.get(&format!("/api/reviews/{id}")).await.expect(200);
-    ada.get("/api/reviews/rv_missing").await.expect(404);
-    // An open event stream counts as a subscriber while it is open.
-    let stream = reqwest::Client::new()
-        .get(format!("{}/api/reviews/{id}/events", server.base))
-        .bearer_auth(ada_token(&ada))
-        .send()
+    let id = ada.upload("Doc", SAMPLE_HTML).await.review_id;
+    ada.api()
+        .add_comment(&id, &plain("counted".to_string()))
         .await
-        .expect("events");
-    assert_eq!(stream.status(), 200);
+        .expect("comment");
+    ada.api().review(&id, false).await.expect("read");
+    refused(
+        ada.api().review("rv_missing", false).await,
+        404,
+        "not_found",
+    );
+    // An open event stream counts as a subscriber while it is open.
+    let stream = ada.api().events(&id).await.expect("events");
 
     let metrics = scrape(&url).await;
     let read = r#"docreview_http_requests_total{method="GET",route="/api/reviews/{review_id}",status="200"}"#;
@@ -195,10 +226,6 @@ async fn metrics_are_served_on_their_own_listener() {
 
     // Not on the public listener.
     ada.get("/metrics").await.expect_error(404, "not_found");
-}
-
-fn ada_token(client: &Client) -> String {
-    client.token().expect("token").to_string()
 }
 
 /// With `DOCREVIEW_METRICS_TOKEN`, `/metrics` is on the public listener for that token only.
@@ -231,26 +258,26 @@ async fn concurrent_replies_without_base_revision_are_never_retried() {
     let server = Server::start_with(&[("DOCREVIEW_METRICS_ADDR", "127.0.0.1:0")]);
     let url = metrics_url(&server);
     let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let review = ada.create_review("Doc", SAMPLE_HTML).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
-    let comment = ada
-        .post(
-            &format!("/api/reviews/{id}/comments"),
-            &json!({ "body": "hub" }),
-        )
-        .await;
-    let cid = comment.expect(201)["comment"]["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    let thread = format!("/api/reviews/{id}/comments/{cid}/thread");
+    let id = ada.upload("Doc", SAMPLE_HTML).await.review_id;
+    let cid = ada
+        .api()
+        .add_comment(&id, &plain("hub".to_string()))
+        .await
+        .expect("comment")
+        .comment
+        .id;
     let replies = futures::future::join_all((0..32).map(|i| {
-        let (ada, thread) = (ada.clone(), thread.clone());
-        async move { ada.post(&thread, &json!({ "body": format!("r{i}") })).await }
+        let reply = NewReply {
+            body: format!("r{i}"),
+            run_id: None,
+            base_comments_revision: None,
+        };
+        let (ada, id, cid) = (&ada, &id, &cid);
+        async move { ada.api().reply(id, cid, &reply).await }
     }))
     .await;
-    for reply in &replies {
-        reply.expect(201);
+    for reply in replies {
+        reply.expect("reply");
     }
     let metrics = scrape(&url).await;
     let retries = sample(&metrics, "docreview_comment_write_retries_total").unwrap_or(0.0);
@@ -266,52 +293,55 @@ async fn concurrent_writes_to_different_comments_are_never_retried() {
     let server = Server::start_with(&[("DOCREVIEW_METRICS_ADDR", "127.0.0.1:0")]);
     let url = metrics_url(&server);
     let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let review = ada.create_review("Doc", SAMPLE_HTML).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
+    let id = ada.upload("Doc", SAMPLE_HTML).await.review_id;
     let mut comments = Vec::new();
     for i in 0..COMMENTS {
-        let reply = ada
-            .post(
-                &format!("/api/reviews/{id}/comments"),
-                &json!({ "body": format!("c{i}") }),
-            )
-            .await;
-        comments.push(
-            reply.expect(201)["comment"]["id"]
-                .as_str()
-                .expect("id")
-                .to_string(),
-        );
+        let written = ada
+            .api()
+            .add_comment(&id, &plain(format!("c{i}")))
+            .await
+            .expect("comment");
+        comments.push(written.comment.id);
     }
-    let path = |cid: &str| format!("/api/reviews/{id}/comments/{cid}");
     let edits = comments.iter().map(|cid| {
-        let (ada, path) = (ada.clone(), path(cid));
-        async move { ada.patch(&path, &json!({ "body": "edited" })).await }
+        let edit = TextEdit {
+            body: "edited".to_string(),
+            base_comments_revision: None,
+        };
+        let (ada, id) = (&ada, &id);
+        async move { ada.api().edit_comment(id, cid, &edit).await }
     });
     let statuses = comments.iter().map(|cid| {
-        let (ada, path) = (ada.clone(), format!("{}/status-events", path(cid)));
-        async move { ada.post(&path, &json!({ "status": "closed" })).await }
+        let close = StatusChange {
+            status: CommentStatus::Closed,
+            base_comments_revision: None,
+        };
+        let (ada, id) = (&ada, &id);
+        async move { ada.api().set_status(id, cid, &close).await }
     });
     let (edits, statuses) = tokio::join!(
         futures::future::join_all(edits),
         futures::future::join_all(statuses)
     );
-    for reply in &edits {
-        reply.expect(200);
+    for edit in edits {
+        edit.expect("edit");
     }
-    for reply in &statuses {
-        reply.expect(201);
+    for status in statuses {
+        status.expect("status change");
     }
-    let read = ada.get(&format!("/api/reviews/{id}")).await;
-    let read = read.expect(200);
+    let read = ada.api().review(&id, false).await.expect("read");
     assert_eq!(
-        read["review"]["commentsRevision"],
-        json!(3 * COMMENTS),
+        read.comments_revision,
+        i64::try_from(3 * COMMENTS).expect("count"),
         "every write counted once"
     );
-    for comment in read["review"]["comments"].as_array().expect("comments") {
-        assert_eq!(comment["body"], "edited", "no edit lost: {comment}");
-        assert_eq!(comment["status"], "closed", "no status lost: {comment}");
+    for comment in &read.comments {
+        assert_eq!(comment.body, "edited", "no edit lost: {comment:?}");
+        assert_eq!(
+            comment.status,
+            CommentStatus::Closed,
+            "no status lost: {comment:?}"
+        );
     }
     let metrics = scrape(&url).await;
     // An edit and a status change of the same comment may race each other (the loser retries
@@ -350,27 +380,30 @@ async fn settings_come_from_a_toml_file_and_the_environment_overrides_it() {
         false,
     );
     let importer = server.importer();
-    let big = "x".repeat(3000);
-    let refused = importer
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Big", "source": { "html": big } } }),
-        )
-        .await;
-    let body = refused.expect_error(413, "payload_too_large");
-    assert!(
-        body["message"].as_str().unwrap_or("").contains("2000"),
-        "{body}"
-    );
-    // The environment's 0 (no limit) beat the file's 5.
+    let big = CreateReview {
+        review: ReviewInput {
+            title: Some("Big".to_string()),
+            source: Some(SourceInput {
+                html: Some("x".repeat(3000)),
+                label: None,
+            }),
+            ..ReviewInput::default()
+        },
+        project: None,
+    };
+    let too_big = importer.api().create_review(&big).await;
+    let Error::Api { body } = refused(too_big, 413, "payload_too_large") else {
+        panic!("a refusal with its error body")
+    };
+    assert!(body.message.contains("2000"), "{body:?}");
+    // The environment's 0 (no limit) beat the file's 5 (a POST is never retried: a 429 would
+    // fail here).
     for i in 0..8 {
         importer
-            .post(
-                "/api/reviews",
-                &json!({ "review": { "title": format!("Doc {i}") } }),
-            )
+            .api()
+            .create_review(&titled(format!("Doc {i}")))
             .await
-            .expect(201);
+            .expect("no limit");
     }
 }
 
@@ -457,13 +490,13 @@ async fn writes_are_limited_per_credential() {
     let importer = server.importer();
     for i in 0..3 {
         importer
-            .post(
-                "/api/reviews",
-                &json!({ "review": { "title": format!("Doc {i}") } }),
-            )
+            .api()
+            .create_review(&titled(format!("Doc {i}")))
             .await
-            .expect(201);
+            .expect("under the limit");
     }
+    // Raw from here: the 429 and Retry-After are the point, and a rate-limited read must not be
+    // hidden by the typed client's retries.
     let refused = importer
         .post(
             "/api/reviews",
@@ -485,7 +518,7 @@ async fn writes_are_limited_per_credential() {
         "the refused write wrote nothing"
     );
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    ada.create_review("Ada's", SAMPLE_HTML).await;
+    ada.upload("Ada's", SAMPLE_HTML).await;
 }
 
 /// A browser session counts as its user: its writes through the API are limited too, and its

@@ -1,12 +1,22 @@
 //! Malformed requests and cross-cutting behaviour on the review endpoints: JSON and media-type
 //! errors, unknown paths and methods, the interface-version header, the token-expiry header,
 //! expired tokens, undecodable paths, oversized bodies, and the operator commands' failures.
+//!
+//! Most of it is about the wire itself and stays raw HTTP: malformed and mistyped bodies, media
+//! types, unknown paths and methods, undecodable paths, the headers, and the connection that
+//! must not drop. The setup, and the calls whose typed answer or refusal is what is checked (the
+//! HTML limit, expired tokens, NUL inside well-typed values), go through the typed client.
 
 use crate::support;
 
+use docreview_client::Error;
+use docreview_client::api::{
+    CreateReview, ListQuery, Locator, NewComment, NewReply, PageQuery, ReviewInput, ReviewView,
+    SourceInput, StartRun,
+};
 use serde_json::{Value, json};
 
-use crate::support::{Client, SAMPLE_HTML, Server, now_ms, rfc3339_ms};
+use crate::support::{Client, SAMPLE_HTML, Server, now_ms, refused, rfc3339_ms};
 
 const API_VERSION: &str = "2026-10-02";
 
@@ -25,21 +35,40 @@ async fn post_raw(
 }
 
 async fn document_count(server: &Server) -> usize {
-    let reply = server.importer().get("/api/reviews?limit=200").await;
-    reply.expect(200)["reviews"]
-        .as_array()
-        .expect("reviews")
-        .len()
+    let query = ListQuery {
+        limit: Some(200),
+        ..ListQuery::default()
+    };
+    let list = server.importer().api().list_reviews(&query).await;
+    list.expect("list").reviews.len()
 }
 
-async fn create_doc(client: &Client) -> Value {
-    let reply = client
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "title": "Doc", "source": { "html": SAMPLE_HTML } } }),
-        )
-        .await;
-    reply.expect(201)["review"].clone()
+async fn create_doc(client: &Client) -> ReviewView {
+    client.upload("Doc", SAMPLE_HTML).await
+}
+
+/// A new document with only `html` as its source (no title).
+fn html_only(html: String) -> CreateReview {
+    CreateReview {
+        review: ReviewInput {
+            source: Some(SourceInput {
+                html: Some(html),
+                label: None,
+            }),
+            ..ReviewInput::default()
+        },
+        project: None,
+    }
+}
+
+/// A comment with only a body.
+fn plain(body: &str) -> NewComment {
+    NewComment {
+        body: body.to_string(),
+        category: None,
+        locator: None,
+        base_comments_revision: None,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,34 +204,26 @@ async fn json_html_over_the_limit_is_413() {
     let server = Server::start_with(&[("DOCREVIEW_MAX_HTML_BYTES", "1000")]);
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     // Within the body allowance but over the HTML limit.
-    let html = "a".repeat(1001);
-    ada.post(
-        "/api/reviews",
-        &json!({ "review": { "source": { "html": html } } }),
-    )
-    .await
-    .expect_error(413, "payload_too_large");
+    let over = ada.api().create_review(&html_only("a".repeat(1001))).await;
+    refused(over, 413, "payload_too_large");
     // A body beyond the whole allowance is refused before it is read, naming the configured
     // limit (not the allowance, which is a mebibyte more).
-    let huge = "a".repeat(1024 * 1024 + 2000);
-    let refused = ada
-        .post(
-            "/api/reviews",
-            &json!({ "review": { "source": { "html": huge } } }),
-        )
+    let huge = ada
+        .api()
+        .create_review(&html_only("a".repeat(1024 * 1024 + 2000)))
         .await;
-    let message = refused.expect_error(413, "payload_too_large")["message"]
-        .as_str()
-        .expect("message")
-        .to_string();
-    assert!(message.contains("at most 1000 bytes"), "{message}");
-    let html = "a".repeat(1000);
-    ada.post(
-        "/api/reviews",
-        &json!({ "review": { "source": { "html": html } } }),
-    )
-    .await
-    .expect(201);
+    let Error::Api { body } = refused(huge, 413, "payload_too_large") else {
+        panic!("a refusal with its error body")
+    };
+    assert!(
+        body.message.contains("at most 1000 bytes"),
+        "{}",
+        body.message
+    );
+    ada.api()
+        .create_review(&html_only("a".repeat(1000)))
+        .await
+        .expect("HTML at the limit");
     assert_eq!(document_count(&server).await, 1);
 }
 
@@ -268,8 +289,8 @@ async fn wrong_method_on_a_known_path_is_405_json() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let review = create_doc(&ada).await;
-    let id = review["reviewId"].as_str().expect("id");
-    let version = review["latestVersionId"].as_str().expect("version");
+    let id = review.review_id.as_str();
+    let version = review.latest_version_id.as_str();
     for (method, path) in [
         ("DELETE", "/api/reviews".to_string()),
         ("PUT", "/api/reviews".to_string()),
@@ -286,7 +307,7 @@ async fn wrong_method_on_a_known_path_is_405_json() {
         reply.expect_error(405, "method_not_allowed");
     }
     // Nothing was deleted.
-    ada.get(&format!("/api/reviews/{id}")).await.expect(200);
+    ada.api().review(id, false).await.expect("still there");
 }
 
 #[tokio::test]
@@ -294,7 +315,7 @@ async fn undecodable_percent_encoded_path_is_4xx_not_5xx() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let review = create_doc(&ada).await;
-    let id = review["reviewId"].as_str().expect("id");
+    let id = review.review_id.as_str();
     for path in [
         "/api/reviews/%FF".to_string(),
         "/api/reviews/%C3%28".to_string(),
@@ -356,8 +377,8 @@ async fn every_response_carries_the_interface_version() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let anonymous = server.client(None);
     let review = create_doc(&server.importer()).await;
-    let id = review["reviewId"].as_str().expect("id");
-    let version = review["latestVersionId"].as_str().expect("version");
+    let id = review.review_id.as_str();
+    let version = review.latest_version_id.as_str();
     let mut replies = vec![
         ("200 list", ada.get("/api/reviews").await),
         (
@@ -483,18 +504,18 @@ async fn expired_token_is_401_unauthorized() {
     server.create_user("ada@example.com", "Ada", &[]);
     let token = server.expired_token("ada@example.com", "docs");
     let expired = server.client(Some(&token));
-    expired
-        .get("/api/reviews")
-        .await
-        .expect_error(401, "unauthorized");
-    expired
-        .post("/api/reviews", &json!({ "review": {} }))
-        .await
-        .expect_error(401, "unauthorized");
-    expired
-        .get("/api/reviews/rv_missing")
-        .await
-        .expect_error(401, "unauthorized");
+    let api = expired.api();
+    refused(
+        api.list_reviews(&ListQuery::default()).await,
+        401,
+        "unauthorized",
+    );
+    let empty = CreateReview {
+        review: ReviewInput::default(),
+        project: None,
+    };
+    refused(api.create_review(&empty).await, 401, "unauthorized");
+    refused(api.review("rv_missing", false).await, 401, "unauthorized");
     assert_eq!(document_count(&server).await, 0);
 }
 
@@ -518,8 +539,8 @@ async fn create_user_with_a_duplicate_email_fails_clearly() {
     // The first account is untouched and still usable.
     let ada = server.client(Some(&server.issue_token("ada@example.com", "docs")));
     let review = create_doc(&ada).await;
-    assert_eq!(review["owner"]["id"], first);
-    assert_eq!(review["owner"]["displayName"], "Ada");
+    assert_eq!(review.owner.id, first);
+    assert_eq!(review.owner.display_name, "Ada");
 }
 
 #[tokio::test]
@@ -599,54 +620,65 @@ async fn nul_characters_are_refused_before_any_database() {
         &server.issue_token("ada@example.com", "docs,access,comments,org"),
     ));
     let nul_cursor = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("a\0b");
-    for path in [
-        "/api/projects",
-        "/api/org/members",
-        "/api/org/admins",
-        "/api/reviews",
-        "/api/me/tokens",
-    ] {
-        ada.get(&format!("{path}?cursor={nul_cursor}"))
-            .await
-            .expect_error(400, "invalid_request");
-    }
+    let page = PageQuery {
+        limit: None,
+        cursor: Some(nul_cursor.clone()),
+    };
+    let api = ada.api();
+    refused(api.projects(&page).await, 400, "invalid_request");
+    refused(api.members(&page).await, 400, "invalid_request");
+    refused(api.admins(&page).await, 400, "invalid_request");
+    let list = ListQuery {
+        cursor: Some(nul_cursor),
+        ..ListQuery::default()
+    };
+    refused(api.list_reviews(&list).await, 400, "invalid_request");
+    refused(api.my_tokens(&page).await, 400, "invalid_request");
 
-    let review = ada.create_review("Doc", SAMPLE_HTML).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
-    let comments = format!("/api/reviews/{id}/comments");
-    ada.post(
-        &comments,
-        &json!({ "body": "x", "locator": { "versionId": "ver_\u{0}x" } }),
-    )
-    .await
-    .expect_error(400, "invalid_request");
-    let comment = ada.post(&comments, &json!({ "body": "first" })).await;
-    let comment_id = comment.expect(201)["comment"]["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    ada.post(
-        &format!("{comments}/{comment_id}/thread"),
-        &json!({ "body": "reply", "runId": "run_\u{0}" }),
-    )
-    .await
-    .expect_error(400, "invalid_request");
-    server
-        .agent()
-        .post(
-            &format!("/api/reviews/{id}/ai-review-runs"),
-            &json!({ "versionId": "\u{0}" }),
-        )
-        .await
-        .expect_error(400, "invalid_request");
-    // A backslash followed by the text "u0000" is ordinary text.
-    let text = ada
-        .post(&comments, &json!({ "body": "JSON writes NUL as \\u0000" }))
-        .await;
-    assert_eq!(
-        text.expect(201)["comment"]["body"],
-        "JSON writes NUL as \\u0000"
+    let id = ada.upload("Doc", SAMPLE_HTML).await.review_id;
+    let at_nul_version = NewComment {
+        locator: Some(Locator {
+            version_id: Some("ver_\u{0}x".to_string()),
+            ..Locator::default()
+        }),
+        ..plain("x")
+    };
+    refused(
+        api.add_comment(&id, &at_nul_version).await,
+        400,
+        "invalid_request",
     );
+    let comment_id = api
+        .add_comment(&id, &plain("first"))
+        .await
+        .expect("comment")
+        .comment
+        .id;
+    let in_nul_run = NewReply {
+        body: "reply".to_string(),
+        run_id: Some("run_\u{0}".to_string()),
+        base_comments_revision: None,
+    };
+    refused(
+        api.reply(&id, &comment_id, &in_nul_run).await,
+        400,
+        "invalid_request",
+    );
+    let on_nul_version = StartRun {
+        version_id: Some("\u{0}".to_string()),
+        ..StartRun::default()
+    };
+    refused(
+        server.agent().api().start_run(&id, &on_nul_version).await,
+        400,
+        "invalid_request",
+    );
+    // A backslash followed by the text "u0000" is ordinary text.
+    let text = api
+        .add_comment(&id, &plain("JSON writes NUL as \\u0000"))
+        .await
+        .expect("comment");
+    assert_eq!(text.comment.body, "JSON writes NUL as \\u0000");
 
     // The web app's pages, queries and forms.
     let session = server

@@ -1,5 +1,9 @@
 //! Every route is either protected (401 without a usable credential, before any other check)
 //! or on the explicit public list below.
+//!
+//! All raw HTTP, on purpose: the routes come from the served contract (which the typed client
+//! does not fetch), every one is called by method and path template with the same `{}` body,
+//! and the public pages are read without following their redirects.
 
 use crate::support::Server;
 

@@ -7,15 +7,25 @@
 //!
 //! PostgreSQL only: without `DOCREVIEW_TEST_DATABASE_URL` every test returns early with a note
 //! (two processes on one SQLite file are not a supported deployment).
+//!
+//! Requests go through the typed client, and the listeners read the typed event stream; raw
+//! requests remain for the token-expiry header and for the write that is answered 429 (the
+//! typed client's answers carry no headers, and a rate-limit test must see the 429 itself).
 
 use crate::support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use docreview_client::api::events::{EventKind, ReviewEvent};
+use docreview_client::api::{
+    AnchorState, CommentView, CreateReview, FinishRun, ListQuery, NewComment, NewReply,
+    ReviewInput, ReviewView, RunStatus, StartRun, VersionMode,
+};
+use docreview_client::{Error, EventStream, HtmlFile, VersionUpload};
 use serde_json::{Value, json};
 
-use crate::support::{Client, SAMPLE_HTML, Server, html_part};
+use crate::support::{Client, SAMPLE_HTML, Server, quote, refused};
 
 /// Node A and node B on one fresh database, or `None` (with a note) on SQLite.
 fn two_nodes() -> Option<(Server, Server)> {
@@ -34,37 +44,38 @@ fn two_nodes() -> Option<(Server, Server)> {
 
 /// The same credentials, sent to `node`.
 fn on(node: &Server, client: &Client) -> Client {
-    node.client(client.token.as_deref())
+    node.client(client.token())
 }
 
-fn review_id(review: &Value) -> String {
-    review["reviewId"].as_str().expect("reviewId").to_string()
+async fn read(client: &Client, id: &str) -> ReviewView {
+    client.api().review(id, false).await.expect("read")
 }
 
-fn id_of(value: &Value) -> String {
-    value["id"].as_str().expect("id").to_string()
+/// A typed value as JSON, to compare values whose types do not implement `PartialEq`.
+fn json_of<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("serializable")
 }
 
-async fn read(client: &Client, id: &str) -> Value {
-    client.get(&format!("/api/reviews/{id}")).await.expect(200)["review"].clone()
+fn comment_ids(review: &ReviewView) -> BTreeSet<String> {
+    review.comments.iter().map(|c| c.id.clone()).collect()
 }
 
-fn comment_ids(review: &Value) -> BTreeSet<String> {
-    review["comments"]
-        .as_array()
-        .expect("comments")
+fn find<'a>(review: &'a ReviewView, comment_id: &str) -> &'a CommentView {
+    review
+        .comments
         .iter()
-        .map(id_of)
-        .collect()
+        .find(|c| c.id == comment_id)
+        .unwrap_or_else(|| panic!("comment {comment_id} in {review:?}"))
 }
 
-fn find<'a>(review: &'a Value, comment_id: &str) -> &'a Value {
-    review["comments"]
-        .as_array()
-        .expect("comments")
-        .iter()
-        .find(|c| c["id"] == comment_id)
-        .unwrap_or_else(|| panic!("comment {comment_id} in {review}"))
+/// A document-wide comment, written only if the comments are at `base` (when given).
+fn plain_comment(body: String, base: Option<i64>) -> NewComment {
+    NewComment {
+        body,
+        category: None,
+        locator: None,
+        base_comments_revision: base,
+    }
 }
 
 /// Users `w0…` holding the `comments` scope, alternately on node A and node B.
@@ -82,68 +93,45 @@ fn writers_on_both(a: &Server, b: &Server, count: usize) -> Vec<Client> {
         .collect()
 }
 
-async fn add_version(client: &Client, id: &str, html: &str) -> Value {
-    let form = reqwest::multipart::Form::new().part("file", html_part(html.as_bytes(), "v2.html"));
+async fn add_version(client: &Client, id: &str, html: &str) -> ReviewView {
+    let file = HtmlFile {
+        name: "v2.html".to_string(),
+        bytes: html.as_bytes().to_vec(),
+    };
+    let upload = VersionUpload {
+        mode: VersionMode::AddVersion,
+        label: None,
+        base_version_id: None,
+    };
     client
-        .multipart(&format!("/api/reviews/{id}/import-html"), form)
+        .api()
+        .import_version(id, &file, &upload)
         .await
-        .expect(201)["review"]
-        .clone()
+        .expect("add version")
 }
 
 /// An open event stream (`GET /api/reviews/{id}/events`), read event by event.
 struct Events {
-    response: reqwest::Response,
-    buffer: String,
+    stream: EventStream,
 }
 
 impl Events {
     async fn open(client: &Client, review_id: &str) -> Events {
-        let response = client
-            .raw("GET", &format!("/api/reviews/{review_id}/events"))
-            .send()
+        let stream = client
+            .api()
+            .events(review_id)
             .await
             .expect("open the event stream");
-        assert_eq!(
-            response.status().as_u16(),
-            200,
-            "GET /api/reviews/{review_id}/events"
-        );
-        Events {
-            response,
-            buffer: String::new(),
-        }
+        Events { stream }
     }
 
-    /// The next event as `(name, data)`, skipping keep-alive comments; fails after 5 s.
-    async fn next(&mut self) -> (String, Value) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            while let Some(end) = self.buffer.find("\n\n") {
-                let block: String = self.buffer.drain(..end + 2).collect();
-                let mut name = String::new();
-                let mut data = String::new();
-                for line in block.lines() {
-                    if let Some(value) = line.strip_prefix("event:") {
-                        name = value.trim().to_string();
-                    } else if let Some(value) = line.strip_prefix("data:") {
-                        data.push_str(value.trim());
-                    }
-                }
-                if !name.is_empty() {
-                    let data = serde_json::from_str(&data)
-                        .unwrap_or_else(|_| panic!("event data is JSON: {data}"));
-                    return (name, data);
-                }
-            }
-            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
-                .await
-                .expect("an event within 5 s")
-                .expect("read the stream")
-                .expect("the stream stays open");
-            self.buffer
-                .push_str(std::str::from_utf8(&chunk).expect("UTF-8 events"));
-        }
+    /// The next event; fails after 5 s.
+    async fn next(&mut self) -> ReviewEvent {
+        tokio::time::timeout(Duration::from_secs(5), self.stream.next())
+            .await
+            .expect("an event within 5 s")
+            .expect("the stream stays open")
+            .expect("a typed event")
     }
 }
 
@@ -155,24 +143,29 @@ impl Events {
 async fn a_document_written_through_one_node_reads_the_same_through_the_other() {
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
-    let id = review_id(&ada.create_review("Shared", SAMPLE_HTML).await);
-    let written = ada.comment_on(&id, "quick brown fox", "Which fox?").await;
-    let cid = id_of(&written["comment"]);
+    let id = ada.upload("Shared", SAMPLE_HTML).await.review_id;
+    let written = ada.note_on(&id, "quick brown fox", "Which fox?").await;
+    let cid = written.comment.id;
 
     let via_a = read(&ada, &id).await;
     let via_b = read(&on(&b, &ada), &id).await;
-    assert_eq!(via_b["commentsRevision"], 1);
-    assert_eq!(find(&via_b, &cid)["body"], "Which fox?");
-    assert_eq!(via_b, via_a, "both nodes answer the same document");
+    assert_eq!(via_b.comments_revision, 1);
+    assert_eq!(find(&via_b, &cid).body, "Which fox?");
+    assert_eq!(
+        json_of(&via_b),
+        json_of(&via_a),
+        "both nodes answer the same document"
+    );
 
-    let listed = on(&b, &ada).get("/api/reviews").await;
-    let listed = listed.expect(200)["reviews"]
-        .as_array()
-        .expect("reviews")
-        .clone();
+    let listed = on(&b, &ada)
+        .api()
+        .list_reviews(&ListQuery::default())
+        .await
+        .expect("list")
+        .reviews;
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0]["reviewId"], id.as_str());
-    assert_eq!(listed[0]["openCommentCount"], 1);
+    assert_eq!(listed[0].review_id, id);
+    assert_eq!(listed[0].open_comment_count, 1);
 }
 
 #[tokio::test]
@@ -180,34 +173,45 @@ async fn a_read_answered_before_a_write_through_the_other_node_shows_the_new_sta
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
     let ada_on_b = on(&b, &ada);
-    let id = review_id(&ada.create_review("Cached", SAMPLE_HTML).await);
+    let id = ada.upload("Cached", SAMPLE_HTML).await.review_id;
     // Node B reads (and may cache) the document and the list before the write.
     for _ in 0..2 {
-        assert_eq!(read(&ada_on_b, &id).await["commentsRevision"], 0);
-        ada_on_b.get("/api/reviews").await.expect(200);
+        assert_eq!(read(&ada_on_b, &id).await.comments_revision, 0);
+        ada_on_b
+            .api()
+            .list_reviews(&ListQuery::default())
+            .await
+            .expect("list");
     }
 
-    let written = ada.comment_on(&id, "lazy dog", "Is it lazy?").await;
-    let cid = id_of(&written["comment"]);
+    let written = ada.note_on(&id, "lazy dog", "Is it lazy?").await;
+    let cid = written.comment.id;
 
     let seen = read(&ada_on_b, &id).await;
-    assert_eq!(seen["commentsRevision"], 1);
+    assert_eq!(seen.comments_revision, 1);
     assert_eq!(comment_ids(&seen), BTreeSet::from([cid.clone()]));
-    let listed = ada_on_b.get("/api/reviews").await;
-    assert_eq!(listed.expect(200)["reviews"][0]["openCommentCount"], 1);
+    let listed = ada_on_b
+        .api()
+        .list_reviews(&ListQuery::default())
+        .await
+        .expect("list");
+    assert_eq!(listed.reviews[0].open_comment_count, 1);
 
     // And back: a change through B shows on A, whose read of the thread came first.
-    assert_eq!(read(&ada, &id).await["comments"][0]["thread"], json!([]));
+    assert!(read(&ada, &id).await.comments[0].thread.is_empty());
+    let reply = NewReply {
+        body: "Very.".to_string(),
+        run_id: None,
+        base_comments_revision: None,
+    };
     ada_on_b
-        .post(
-            &format!("/api/reviews/{id}/comments/{cid}/thread"),
-            &json!({ "body": "Very." }),
-        )
+        .api()
+        .reply(&id, &cid, &reply)
         .await
-        .expect(201);
+        .expect("reply");
     let seen = read(&ada, &id).await;
-    assert_eq!(seen["commentsRevision"], 2);
-    assert_eq!(find(&seen, &cid)["thread"][0]["body"], "Very.");
+    assert_eq!(seen.comments_revision, 2);
+    assert_eq!(find(&seen, &cid).thread[0].body, "Very.");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,27 +222,35 @@ async fn a_read_answered_before_a_write_through_the_other_node_shows_the_new_sta
 async fn a_base_revision_made_stale_by_the_other_node_is_a_409_conflict() {
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
-    let id = review_id(&ada.create_review("Stale", SAMPLE_HTML).await);
-    let path = format!("/api/reviews/{id}/comments");
+    let id = ada.upload("Stale", SAMPLE_HTML).await.review_id;
     let first = ada
-        .post(
-            &path,
-            &json!({ "body": "first", "baseCommentsRevision": 0 }),
-        )
-        .await;
-    assert_eq!(first.expect(201)["commentsRevision"], 1);
+        .api()
+        .add_comment(&id, &plain_comment("first".to_string(), Some(0)))
+        .await
+        .expect("first");
+    assert_eq!(first.comments_revision, 1);
 
     let late = on(&b, &ada)
-        .post(&path, &json!({ "body": "late", "baseCommentsRevision": 0 }))
+        .api()
+        .add_comment(&id, &plain_comment("late".to_string(), Some(0)))
         .await;
-    let body = late.expect_error(409, "comments revision conflict");
-    assert_eq!(body["currentRevision"], 1);
+    let conflict = refused(late, 409, "comments revision conflict");
+    assert!(
+        matches!(
+            conflict,
+            Error::RevisionConflict {
+                current_revision: 1,
+                ..
+            }
+        ),
+        "{conflict:?}"
+    );
 
     for node in [&a, &b] {
         let review = read(&on(node, &ada), &id).await;
-        assert_eq!(review["commentsRevision"], 1);
-        assert_eq!(review["comments"].as_array().map(Vec::len), Some(1));
-        assert_eq!(review["comments"][0]["body"], "first");
+        assert_eq!(review.comments_revision, 1);
+        assert_eq!(review.comments.len(), 1);
+        assert_eq!(review.comments[0].body, "first");
     }
 }
 
@@ -248,43 +260,30 @@ async fn concurrent_writers_on_both_nodes_with_the_same_base_get_exactly_one_suc
     const ROUNDS: i64 = 6;
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
-    let id = review_id(&ada.create_review("Contended", SAMPLE_HTML).await);
-    let path = format!("/api/reviews/{id}/comments");
+    let id = ada.upload("Contended", SAMPLE_HTML).await.review_id;
     let writers = writers_on_both(&a, &b, WRITERS);
 
     let mut winners = BTreeSet::new();
     for round in 0..ROUNDS {
         let attempts = writers.iter().enumerate().map(|(i, writer)| {
-            let (writer, path) = (writer.clone(), path.clone());
-            async move {
-                writer
-                    .post(
-                        &path,
-                        &json!({ "body": format!("round {round} writer {i}"), "baseCommentsRevision": round }),
-                    )
-                    .await
-            }
+            let input = plain_comment(format!("round {round} writer {i}"), Some(round));
+            let id = &id;
+            async move { writer.api().add_comment(id, &input).await }
         });
-        let replies = futures::future::join_all(attempts).await;
+        let results = futures::future::join_all(attempts).await;
         let mut created = Vec::new();
-        for (i, reply) in replies.iter().enumerate() {
-            match reply.status {
-                201 => {
-                    assert_eq!(reply.json["commentsRevision"], round + 1);
-                    created.push(id_of(&reply.json["comment"]));
+        for (i, result) in results.into_iter().enumerate() {
+            match result {
+                Ok(written) => {
+                    assert_eq!(written.comments_revision, round + 1);
+                    created.push(written.comment.id);
                 }
-                409 => {
-                    let body = reply.expect_error(409, "comments revision conflict");
-                    assert_eq!(
-                        body["currentRevision"],
-                        round + 1,
-                        "round {round}, writer {i}"
-                    );
+                Err(Error::RevisionConflict {
+                    current_revision, ..
+                }) => {
+                    assert_eq!(current_revision, round + 1, "round {round}, writer {i}");
                 }
-                other => panic!(
-                    "round {round}, writer {i}: unexpected status {other}: {}",
-                    reply.text
-                ),
+                Err(other) => panic!("round {round}, writer {i}: unexpected refusal {other:?}"),
             }
         }
         assert_eq!(created.len(), 1, "round {round}: exactly one writer wins");
@@ -293,7 +292,7 @@ async fn concurrent_writers_on_both_nodes_with_the_same_base_get_exactly_one_suc
 
     for node in [&a, &b] {
         let review = read(&on(node, &ada), &id).await;
-        assert_eq!(review["commentsRevision"], ROUNDS);
+        assert_eq!(review.comments_revision, ROUNDS);
         assert_eq!(comment_ids(&review), winners);
     }
 }
@@ -304,38 +303,31 @@ async fn concurrent_writers_on_both_nodes_without_a_base_get_distinct_contiguous
     const EACH: usize = 2;
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
-    let id = review_id(&ada.create_review("Busy", SAMPLE_HTML).await);
-    let path = format!("/api/reviews/{id}/comments");
+    let id = ada.upload("Busy", SAMPLE_HTML).await.review_id;
     let writers = writers_on_both(&a, &b, WRITERS);
 
     let attempts = writers.iter().enumerate().flat_map(|(i, writer)| {
-        (0..EACH).map({
-            let (writer, path) = (writer.clone(), path.clone());
-            move |n| {
-                let (writer, path) = (writer.clone(), path.clone());
-                async move {
-                    writer
-                        .post(&path, &json!({ "body": format!("writer {i} note {n}") }))
-                        .await
-                }
-            }
+        let id = &id;
+        (0..EACH).map(move |n| {
+            let input = plain_comment(format!("writer {i} note {n}"), None);
+            async move { writer.api().add_comment(id, &input).await }
         })
     });
-    let replies = futures::future::join_all(attempts).await;
+    let results = futures::future::join_all(attempts).await;
     let total = i64::try_from(WRITERS * EACH).expect("count");
     let mut revisions = BTreeSet::new();
     let mut ids = BTreeSet::new();
-    for reply in &replies {
-        let body = reply.expect(201);
-        revisions.insert(body["commentsRevision"].as_i64().expect("revision"));
-        ids.insert(id_of(&body["comment"]));
+    for result in results {
+        let written = result.expect("every write without a base lands");
+        revisions.insert(written.comments_revision);
+        ids.insert(written.comment.id);
     }
     assert_eq!(revisions, (1..=total).collect::<BTreeSet<_>>());
     assert_eq!(ids.len(), WRITERS * EACH);
 
     for node in [&a, &b] {
         let review = read(&on(node, &ada), &id).await;
-        assert_eq!(review["commentsRevision"], total);
+        assert_eq!(review.comments_revision, total);
         assert_eq!(comment_ids(&review), ids);
     }
 }
@@ -349,18 +341,18 @@ async fn a_personal_token_issued_once_is_accepted_by_both_nodes() {
     let Some((a, b)) = two_nodes() else { return };
     a.create_user("ada@example.com", "Ada", &[]);
     let token = a.issue_token("ada@example.com", "docs,comments");
-    let id = review_id(
-        &a.client(Some(&token))
-            .create_review("Mine", SAMPLE_HTML)
-            .await,
-    );
+    let id = a
+        .client(Some(&token))
+        .upload("Mine", SAMPLE_HTML)
+        .await
+        .review_id;
 
     let mut expiries = Vec::new();
     for node in [&a, &b] {
-        let reply = node
-            .client(Some(&token))
-            .get(&format!("/api/reviews/{id}"))
-            .await;
+        let client = node.client(Some(&token));
+        assert_eq!(read(&client, &id).await.title, "Mine");
+        // Raw for the header the typed client does not show.
+        let reply = client.get(&format!("/api/reviews/{id}")).await;
         assert_eq!(reply.expect(200)["review"]["title"], "Mine");
         expiries.push(
             reply
@@ -376,10 +368,8 @@ async fn a_personal_token_issued_once_is_accepted_by_both_nodes() {
     let last = if token.ends_with('x') { 'y' } else { 'x' };
     let forged = format!("{}{last}", &token[..token.len() - 1]);
     for node in [&a, &b] {
-        node.client(Some(&forged))
-            .get(&format!("/api/reviews/{id}"))
-            .await
-            .expect_error(401, "unauthorized");
+        let attempt = node.client(Some(&forged)).api().review(&id, false).await;
+        refused(attempt, 401, "unauthorized");
     }
 }
 
@@ -387,32 +377,50 @@ async fn a_personal_token_issued_once_is_accepted_by_both_nodes() {
 async fn a_run_started_with_the_shared_agent_token_on_one_node_is_finished_on_the_other() {
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
-    let id = review_id(&ada.create_review("Agents", SAMPLE_HTML).await);
-    let runs = format!("/api/reviews/{id}/ai-review-runs");
+    let id = ada.upload("Agents", SAMPLE_HTML).await.review_id;
 
-    let started = a.agent().post(&runs, &json!({ "title": "Pass" })).await;
-    let run_id = id_of(&started.expect(201)["run"]);
-    let written = b
+    let start = StartRun {
+        title: Some("Pass".to_string()),
+        ..StartRun::default()
+    };
+    let run_id = a
         .agent()
-        .post(
-            &format!("{runs}/{run_id}/comments"),
-            &json!({ "body": "Say which fox.", "locator": { "quote": { "exact": "quick brown fox" } } }),
-        )
-        .await;
-    let cid = id_of(&written.expect(201)["comment"]);
-    assert_eq!(find(&read(&ada, &id).await, &cid)["provisional"], true);
+        .api()
+        .start_run(&id, &start)
+        .await
+        .expect("start run")
+        .id;
+    let comment = NewComment {
+        body: "Say which fox.".to_string(),
+        category: None,
+        locator: Some(quote("quick brown fox")),
+        base_comments_revision: None,
+    };
+    let cid = b
+        .agent()
+        .api()
+        .add_run_comment(&id, &run_id, &comment)
+        .await
+        .expect("run comment")
+        .comment
+        .id;
+    assert!(find(&read(&ada, &id).await, &cid).provisional);
 
+    let finish = FinishRun {
+        status: RunStatus::Completed,
+        summary: None,
+        base_comments_revision: None,
+    };
     let finished = a
         .agent()
-        .patch(
-            &format!("{runs}/{run_id}"),
-            &json!({ "status": "completed" }),
-        )
-        .await;
-    assert_eq!(finished.expect(200)["run"]["status"], "completed");
+        .api()
+        .finish_run(&id, &run_id, &finish)
+        .await
+        .expect("finish run");
+    assert_eq!(finished.status, RunStatus::Completed);
     let seen = read(&on(&b, &ada), &id).await;
-    assert_eq!(seen["commentsRevision"], 2);
-    assert_eq!(find(&seen, &cid)["provisional"], false);
+    assert_eq!(seen.comments_revision, 2);
+    assert!(!find(&seen, &cid).provisional);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -424,47 +432,51 @@ async fn a_version_added_through_one_node_is_reanchored_and_shown_by_the_other()
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
     let ada_on_b = on(&b, &ada);
-    let created = ada.create_review("Versions", SAMPLE_HTML).await;
-    let id = review_id(&created);
-    let v1 = created["latestVersionId"].as_str().expect("v1").to_string();
-    let kept = id_of(&ada.comment_on(&id, "lazy dog", "kept").await["comment"]);
-    let gone = id_of(&ada.comment_on(&id, "Second paragraph", "gone").await["comment"]);
+    let created = ada.upload("Versions", SAMPLE_HTML).await;
+    let id = created.review_id;
+    let v1 = created.latest_version_id;
+    let kept = ada.note_on(&id, "lazy dog", "kept").await.comment.id;
+    let gone = ada
+        .note_on(&id, "Second paragraph", "gone")
+        .await
+        .comment
+        .id;
     // Node B reads the document and its structure first (and may cache both).
-    assert_eq!(read(&ada_on_b, &id).await["latestVersionId"], v1.as_str());
+    assert_eq!(read(&ada_on_b, &id).await.latest_version_id, v1);
     let before = ada_on_b
-        .get(&format!("/api/reviews/{id}/dom-context"))
-        .await;
-    assert_eq!(
-        before.expect(200)["sections"].as_array().map(Vec::len),
-        Some(3)
-    );
+        .api()
+        .dom_context(&id, None)
+        .await
+        .expect("dom-context");
+    assert_eq!(before.sections.len(), 3);
 
     let v2_html = "<h1 id=\"intro\">Introduction</h1><p>The quick brown fox jumps over the lazy dog.</p>\
 <h2 id=\"summary\">Summary</h2><p>Nothing else.</p>";
     let updated = add_version(&ada, &id, v2_html).await;
-    let v2 = updated["latestVersionId"].as_str().expect("v2").to_string();
+    let v2 = updated.latest_version_id.clone();
     assert_ne!(v1, v2);
 
     let seen = read(&ada_on_b, &id).await;
-    assert_eq!(seen["latestVersionId"], v2.as_str());
+    assert_eq!(seen.latest_version_id, v2);
     assert_eq!(
-        seen["commentsRevision"], 3,
+        seen.comments_revision, 3,
         "two comments, then one re-anchoring"
     );
-    assert_eq!(seen["source"]["versions"].as_array().map(Vec::len), Some(2));
-    assert_eq!(find(&seen, &kept)["anchor"]["state"], "exact");
-    assert_eq!(find(&seen, &kept)["anchor"]["versionId"], v2.as_str());
-    assert_eq!(find(&seen, &gone)["anchor"]["state"], "orphaned");
-    assert_eq!(seen["comments"], updated["comments"]);
+    assert_eq!(seen.source.versions.len(), 2);
+    assert_eq!(find(&seen, &kept).anchor.state, AnchorState::Exact);
+    assert_eq!(find(&seen, &kept).anchor.version_id, v2);
+    assert_eq!(find(&seen, &gone).anchor.state, AnchorState::Orphaned);
+    assert_eq!(json_of(&seen.comments), json_of(&updated.comments));
 
     let after = ada_on_b
-        .get(&format!("/api/reviews/{id}/dom-context"))
-        .await;
-    let ids: Vec<&str> = after.expect(200)["sections"]
-        .as_array()
-        .expect("sections")
+        .api()
+        .dom_context(&id, None)
+        .await
+        .expect("dom-context");
+    let ids: Vec<&str> = after
+        .sections
         .iter()
-        .map(|section| section["id"].as_str().expect("section id"))
+        .map(|section| section.id.as_str())
         .collect();
     assert_eq!(ids, ["intro", "summary"]);
 }
@@ -477,53 +489,53 @@ async fn a_version_added_through_one_node_is_reanchored_and_shown_by_the_other()
 async fn a_listener_on_one_node_hears_a_comment_written_through_the_other() {
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
-    let id = review_id(&ada.create_review("Live", SAMPLE_HTML).await);
+    let id = ada.upload("Live", SAMPLE_HTML).await.review_id;
     let mut events = Events::open(&on(&b, &ada), &id).await;
-    let (name, first) = events.next().await;
-    assert_eq!(name, "review");
-    assert_eq!(first["commentsRevision"], 0);
+    let first = events.next().await;
+    assert_eq!(first.kind, EventKind::Review);
+    assert_eq!(first.comments_revision, 0);
 
-    ada.comment_on(&id, "quick brown fox", "heard on B").await;
-    let (name, change) = events.next().await;
-    assert_eq!(name, "comments");
-    assert_eq!(change["reviewId"], id.as_str());
-    assert_eq!(change["commentsRevision"], 1);
-    assert!(change["changeSeq"].is_number(), "changeSeq: {change}");
+    ada.note_on(&id, "quick brown fox", "heard on B").await;
+    let change = events.next().await;
+    assert_eq!(change.kind, EventKind::Comments);
+    assert_eq!(change.review_id, id);
+    assert_eq!(change.comments_revision, 1);
+    // `changeSeq` is a number: the typed event would not have decoded otherwise.
 }
 
 #[tokio::test]
 async fn a_listener_on_one_node_hears_a_version_added_through_the_other() {
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
-    let id = review_id(&ada.create_review("Live", SAMPLE_HTML).await);
+    let id = ada.upload("Live", SAMPLE_HTML).await.review_id;
     let mut events = Events::open(&on(&b, &ada), &id).await;
-    assert_eq!(events.next().await.0, "review");
+    assert_eq!(events.next().await.kind, EventKind::Review);
 
     let updated = add_version(&ada, &id, "<h1>New</h1><p>The quick brown fox.</p>").await;
-    let (name, change) = events.next().await;
-    assert_eq!(name, "version");
-    assert_eq!(change["reviewId"], id.as_str());
-    assert_eq!(change["latestVersionId"], updated["latestVersionId"]);
-    assert_eq!(change["commentsRevision"], 1);
+    let change = events.next().await;
+    assert_eq!(change.kind, EventKind::Version);
+    assert_eq!(change.review_id, id);
+    assert_eq!(change.latest_version_id, updated.latest_version_id);
+    assert_eq!(change.comments_revision, 1);
 }
 
 #[tokio::test]
 async fn listeners_on_both_nodes_hear_changes_made_through_either_node_in_order() {
     let Some((a, b)) = two_nodes() else { return };
     let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
-    let id = review_id(&ada.create_review("Live", SAMPLE_HTML).await);
+    let id = ada.upload("Live", SAMPLE_HTML).await.review_id;
     let mut on_a = Events::open(&ada, &id).await;
     let mut on_b = Events::open(&on(&b, &ada), &id).await;
-    assert_eq!(on_a.next().await.0, "review");
-    assert_eq!(on_b.next().await.0, "review");
+    assert_eq!(on_a.next().await.kind, EventKind::Review);
+    assert_eq!(on_b.next().await.kind, EventKind::Review);
 
-    ada.comment_on(&id, "quick brown fox", "one").await;
-    on(&b, &ada).comment_on(&id, "lazy dog", "two").await;
+    ada.note_on(&id, "quick brown fox", "one").await;
+    on(&b, &ada).note_on(&id, "lazy dog", "two").await;
     for events in [&mut on_a, &mut on_b] {
         for expected in 1..=2 {
-            let (name, change) = events.next().await;
-            assert_eq!(name, "comments");
-            assert_eq!(change["commentsRevision"], expected);
+            let change = events.next().await;
+            assert_eq!(change.kind, EventKind::Comments);
+            assert_eq!(change.comments_revision, expected);
         }
     }
 }
@@ -541,6 +553,21 @@ async fn write_rate_limits_are_shared_between_nodes() {
     let limit = LIMIT.to_string();
     let a = Server::start_with(&[("DOCREVIEW_RATE_LIMIT_WRITES_PER_CREDENTIAL", &limit)]);
     let b = a.start_second_node();
+    for i in 0..LIMIT - 1 {
+        let input = CreateReview {
+            review: ReviewInput {
+                title: Some(format!("Doc {i}")),
+                ..ReviewInput::default()
+            },
+            project: None,
+        };
+        a.importer()
+            .api()
+            .create_review(&input)
+            .await
+            .expect("a write under the limit");
+    }
+    // Raw on node B: the point is the 429 and its Retry-After.
     let create = |node: &Server, i: usize| {
         let client = node.importer();
         async move {
@@ -552,9 +579,6 @@ async fn write_rate_limits_are_shared_between_nodes() {
                 .await
         }
     };
-    for i in 0..LIMIT - 1 {
-        create(&a, i).await.expect(201);
-    }
     // Node B learns A's count at its next exchange: the writes it admits before then, plus
     // A's, reach the limit well before B alone would.
     let mut admitted_on_b = 0;
