@@ -37,8 +37,8 @@ async fn call(
 async fn an_agent_reviews_a_document_in_one_run() {
     let server = Server::start();
     let owner = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let review = owner.create_review("Plan", SAMPLE_HTML).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
+    let review = owner.upload("Plan", SAMPLE_HTML).await;
+    let id = review.review_id.clone();
     let token = server.issue_token("ada@example.com", "docs,comments");
     let config = tempfile::tempdir().expect("config dir");
 

@@ -760,28 +760,6 @@ impl Client {
         self.send(self.request(reqwest::Method::POST, path).multipart(form))
             .await
     }
-
-    /// Creates a review from HTML through the JSON endpoint; returns the Review object.
-    pub async fn create_review(&self, title: &str, html: &str) -> Value {
-        let reply = self
-            .post(
-                "/api/reviews",
-                &serde_json::json!({ "review": { "title": title, "source": { "html": html } } }),
-            )
-            .await;
-        reply.expect(201)["review"].clone()
-    }
-
-    /// Adds a comment quoting `exact`; returns the write answer `{ comment, commentsRevision }`.
-    pub async fn comment_on(&self, review_id: &str, exact: &str, body: &str) -> Value {
-        let reply = self
-            .post(
-                &format!("/api/reviews/{review_id}/comments"),
-                &serde_json::json!({ "body": body, "locator": { "quote": { "exact": exact } } }),
-            )
-            .await;
-        reply.expect(201).clone()
-    }
 }
 
 fn typed_client(base: &str, token: Option<&str>) -> docreview_client::Client {

@@ -174,8 +174,8 @@ async fn browser_selections_and_server_anchors_agree_on_hard_documents() {
         let html = format!(
             "{bom}<!doctype html><html><head><title>{name}</title></head><body>{body}</body></html>"
         );
-        let review = api.create_review(name, &html).await;
-        let id = review["reviewId"].as_str().expect("id").to_string();
+        let review = api.upload(name, &html).await;
+        let id = review.review_id.clone();
         let path = format!("/reviews/{id}");
         browser.goto(&path).await;
         browser

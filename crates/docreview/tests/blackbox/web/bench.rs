@@ -32,8 +32,8 @@ async fn review_screen_of_a_1_mb_document_with_1000_comments() {
         paragraph += 1;
     }
     html.push_str("</body></html>");
-    let review = api.create_review("One megabyte", &html).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
+    let review = api.upload("One megabyte", &html).await;
+    let id = review.review_id.clone();
     let step = paragraph / COMMENTS;
     let categories = [
         "note",

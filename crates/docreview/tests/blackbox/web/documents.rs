@@ -126,10 +126,10 @@ async fn upload_filter_and_search_documents() {
     assert_eq!(list["reviews"][0]["tags"], json!(["launch", "q3"]));
 
     // Filters: tag, archived.
-    api.create_review("Other notes", "<p>Nothing about offices.</p>")
+    api.upload("Other notes", "<p>Nothing about offices.</p>")
         .await;
-    let old = api.create_review("Old draft", "<p>Retired.</p>").await;
-    let old_id = old["reviewId"].as_str().expect("id");
+    let old = api.upload("Old draft", "<p>Retired.</p>").await;
+    let old_id = old.review_id.as_str();
     api.patch(
         &format!("/api/reviews/{old_id}/meta"),
         &json!({ "archived": true }),
@@ -165,9 +165,9 @@ async fn upload_filter_and_search_documents() {
     // Comments too; a result opens its thread on the review screen.
     let id = list["reviews"][0]["reviewId"].as_str().expect("id");
     let comment = api
-        .comment_on(id, "zanzibar office", "Is the pineapple budget approved?")
+        .note_on(id, "zanzibar office", "Is the pineapple budget approved?")
         .await;
-    let comment_id = comment["comment"]["id"].as_str().expect("id");
+    let comment_id = comment.comment.id.as_str();
     browser.goto("/?q=pineapple&in=comments").await;
     assert!(
         browser
@@ -195,8 +195,7 @@ async fn the_documents_page_pages_and_explains_what_it_cannot_do() {
     let token = server.issue_token("ada@example.com", "docs,comments");
     let api = server.client(Some(&token));
     for n in 0..52 {
-        api.create_review(&format!("Doc {n:02}"), "<p>text</p>")
-            .await;
+        api.upload(&format!("Doc {n:02}"), "<p>text</p>").await;
     }
     let session = server.sign_in("ada@example.com", PASSWORD).await;
 

@@ -27,8 +27,8 @@ async fn a_comment_from_another_session_appears_without_a_reload() {
     }
     let (server, api) = setup().await;
     server.create_user_with_password("grace@example.com", "Grace Hopper", &[], PASSWORD);
-    let review = api.create_review("Launch plan", DOC).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
+    let review = api.upload("Launch plan", DOC).await;
+    let id = review.review_id.clone();
 
     let browser = Browser::open(&server, WIDE).await;
     browser.sign_in("ada@example.com", PASSWORD).await;
@@ -77,10 +77,10 @@ async fn a_reply_refused_with_409_keeps_the_typed_text_and_offers_it_again() {
     }
     let (server, api) = setup().await;
     server.create_user_with_password("grace@example.com", "Grace Hopper", &[], PASSWORD);
-    let review = api.create_review("Launch plan", DOC).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
-    let written = api.comment_on(&id, "final review", "Which review?").await;
-    let comment = written["comment"]["id"].as_str().expect("id").to_string();
+    let review = api.upload("Launch plan", DOC).await;
+    let id = review.review_id.clone();
+    let written = api.note_on(&id, "final review", "Which review?").await;
+    let comment = written.comment.id.clone();
 
     let browser = Browser::open(&server, WIDE).await;
     block_events(&browser).await;
@@ -157,8 +157,8 @@ async fn a_comment_written_while_a_new_version_arrived_moves_to_its_passage_ther
         return;
     }
     let (server, api) = setup().await;
-    let review = api.create_review("Launch plan", DOC).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
+    let review = api.upload("Launch plan", DOC).await;
+    let id = review.review_id.clone();
 
     let browser = Browser::open(&server, WIDE).await;
     block_events(&browser).await;
@@ -225,10 +225,10 @@ async fn an_ended_session_keeps_the_draft_through_signing_in_again() {
         return;
     }
     let (server, api) = setup().await;
-    let review = api.create_review("Launch plan", DOC).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
-    let written = api.comment_on(&id, "final review", "Which review?").await;
-    let comment = written["comment"]["id"].as_str().expect("id").to_string();
+    let review = api.upload("Launch plan", DOC).await;
+    let id = review.review_id.clone();
+    let written = api.note_on(&id, "final review", "Which review?").await;
+    let comment = written.comment.id.clone();
 
     let browser = Browser::open(&server, WIDE).await;
     browser.sign_in("ada@example.com", PASSWORD).await;

@@ -27,9 +27,9 @@ async fn an_admin_registers_an_external_member_who_sees_only_their_project() {
         ("Other plan", Some("OTHER")),
         ("Internal notes", None),
     ] {
-        let review = api.create_review(title, "<p>Text.</p>").await;
+        let review = api.upload(title, "<p>Text.</p>").await;
         if let Some(code) = project {
-            let id = review["reviewId"].as_str().expect("id");
+            let id = review.review_id.as_str();
             api.put(&format!("/api/projects/{code}/docs/{id}"), &json!({}))
                 .await
                 .expect(200);

@@ -66,7 +66,7 @@ async fn pages_assets_bundles_and_api_answers_each_carry_their_policy() {
     // The API keeps its policy; a bundle keeps `sandbox`.
     let token = server.issue_token("ada@example.com", "docs,comments");
     let api = server.client(Some(&token));
-    let created = api.create_review("Doc", "<p>Hello</p>").await;
+    let created = api.upload("Doc", "<p>Hello</p>").await;
     let listed = api.get("/api/reviews").await;
     assert_eq!(
         listed.header("content-security-policy"),
@@ -75,8 +75,7 @@ async fn pages_assets_bundles_and_api_answers_each_carry_their_policy() {
     let bundle = api
         .get(&format!(
             "/api/reviews/{}/versions/{}/bundle",
-            created["reviewId"].as_str().expect("id"),
-            created["latestVersionId"].as_str().expect("version")
+            created.review_id, created.latest_version_id
         ))
         .await;
     assert_eq!(bundle.header("content-security-policy"), Some("sandbox"));

@@ -55,9 +55,9 @@ async fn comment_on_a_selection_reply_resolve_and_reopen() {
         return;
     }
     let (server, api) = setup().await;
-    let review = api.create_review("Launch plan", DOC).await;
-    let id = review["reviewId"].as_str().expect("id").to_string();
-    api.comment_on(&id, "final review", "Which review is final?")
+    let review = api.upload("Launch plan", DOC).await;
+    let id = review.review_id.clone();
+    api.note_on(&id, "final review", "Which review is final?")
         .await;
 
     let browser = Browser::open(&server, WIDE).await;
@@ -197,8 +197,8 @@ async fn one_review_after_another_stays_live() {
     let browser = Browser::open(&server, WIDE).await;
     browser.sign_in("ada@example.com", PASSWORD).await;
     for round in 1..=9 {
-        let review = api.create_review(&format!("Plan {round}"), DOC).await;
-        let id = review["reviewId"].as_str().expect("id").to_string();
+        let review = api.upload(&format!("Plan {round}"), DOC).await;
+        let id = review.review_id.clone();
         browser.goto(&format!("/reviews/{id}")).await;
         browser
             .wait_for(
@@ -207,7 +207,7 @@ async fn one_review_after_another_stays_live() {
             )
             .await;
         // The stream is live: a comment written elsewhere is drawn without a reload.
-        api.comment_on(&id, "final review", "Which review is final?")
+        api.note_on(&id, "final review", "Which review is final?")
             .await;
         browser
             .wait_for(
