@@ -3,7 +3,9 @@
 //! default, run by `bench/review-screen.sh`, it prints the browser's own timings and asserts only
 //! that everything was drawn.
 
-use serde_json::json;
+use docreview_client::api::{Category, NewComment};
+
+use crate::support::quote;
 
 use crate::web::harness::{self, Browser, WIDE};
 use crate::web::review::{PASSWORD, setup};
@@ -36,25 +38,24 @@ async fn review_screen_of_a_1_mb_document_with_1000_comments() {
     let id = review.review_id.clone();
     let step = paragraph / COMMENTS;
     let categories = [
-        "note",
-        "revise",
-        "add",
-        "delete",
-        "needs_review",
-        "consult",
-        "none",
+        Category::Note,
+        Category::Revise,
+        Category::Add,
+        Category::Delete,
+        Category::NeedsReview,
+        Category::Consult,
+        Category::None,
     ];
     for i in 0..COMMENTS {
         let n = i * step;
         let category = categories[i % categories.len()];
-        api.post(
-            &format!("/api/reviews/{id}/comments"),
-            &json!({ "body": format!("Comment {i} on paragraph {n}."),
-                     "category": category,
-                     "locator": { "quote": { "exact": format!("Paragraph {n} opens here") } } }),
-        )
-        .await
-        .expect(201);
+        let comment = NewComment {
+            body: format!("Comment {i} on paragraph {n}."),
+            category: Some(category),
+            locator: Some(quote(&format!("Paragraph {n} opens here"))),
+            base_comments_revision: None,
+        };
+        api.api().add_comment(&id, &comment).await.expect("comment");
     }
     eprintln!(
         "document: {} bytes, {paragraph} paragraphs, {COMMENTS} comments",

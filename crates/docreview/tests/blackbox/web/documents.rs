@@ -3,21 +3,24 @@
 //! highlighted snippets, a search result opening its thread, and paging; state read back
 //! through the API.
 
-use serde_json::{Value, json};
+use docreview_client::api::{ListQuery, MetaChange};
+use serde_json::json;
 
-use crate::support::Server;
+use crate::support::{Client, Server};
 use crate::web::harness::{self, Browser, WIDE};
 use crate::web::review::{PASSWORD, setup};
 
 const UPLOAD: &str = "<!doctype html><html><head><title>Quarterly plan</title></head><body>\
 <h1>Quarterly plan</h1><p>We open the zanzibar office in spring.</p></body></html>";
 
-fn titles(list: &Value) -> Vec<String> {
-    let mut titles: Vec<String> = list["reviews"]
-        .as_array()
-        .expect("reviews")
-        .iter()
-        .map(|review| review["title"].as_str().expect("title").to_string())
+/// The titles of the documents `api` lists, sorted.
+async fn titles(api: &Client) -> Vec<String> {
+    let list = api.api().list_reviews(&ListQuery::default()).await;
+    let mut titles: Vec<String> = list
+        .expect("list")
+        .reviews
+        .into_iter()
+        .map(|review| review.title)
         .collect();
     titles.sort();
     titles
@@ -102,10 +105,7 @@ async fn upload_filter_and_search_documents() {
             .await,
         json!("Quarterly plan")
     );
-    assert_eq!(
-        titles(api.get("/api/reviews").await.expect(200)),
-        Vec::<String>::new()
-    );
+    assert_eq!(titles(&api).await, Vec::<String>::new());
 
     // Without the bad project it goes through and opens the review screen.
     browser
@@ -121,21 +121,24 @@ async fn upload_filter_and_search_documents() {
             "the uploaded document's review screen",
         )
         .await;
-    let list = api.get("/api/reviews").await.expect(200).clone();
-    assert_eq!(titles(&list), ["Quarterly plan"]);
-    assert_eq!(list["reviews"][0]["tags"], json!(["launch", "q3"]));
+    assert_eq!(titles(&api).await, ["Quarterly plan"]);
+    let list = api.api().list_reviews(&ListQuery::default()).await;
+    let quarterly = list.expect("list").reviews.remove(0);
+    assert_eq!(quarterly.tags, ["launch", "q3"]);
 
     // Filters: tag, archived.
     api.upload("Other notes", "<p>Nothing about offices.</p>")
         .await;
     let old = api.upload("Old draft", "<p>Retired.</p>").await;
     let old_id = old.review_id.as_str();
-    api.patch(
-        &format!("/api/reviews/{old_id}/meta"),
-        &json!({ "archived": true }),
-    )
-    .await
-    .expect(200);
+    let archive = MetaChange {
+        tags: None,
+        archived: Some(true),
+    };
+    api.api()
+        .change_meta(old_id, &archive)
+        .await
+        .expect("archive");
     browser.goto("/").await;
     assert_eq!(listed(&browser).await, ["Other notes", "Quarterly plan"]);
     browser.click("#upload-toggle").await;
@@ -163,7 +166,7 @@ async fn upload_filter_and_search_documents() {
     browser.check_accessibility("documents, search").await;
 
     // Comments too; a result opens its thread on the review screen.
-    let id = list["reviews"][0]["reviewId"].as_str().expect("id");
+    let id = quarterly.review_id.as_str();
     let comment = api
         .note_on(id, "zanzibar office", "Is the pineapple budget approved?")
         .await;

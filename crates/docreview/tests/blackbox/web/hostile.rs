@@ -509,10 +509,9 @@ async fn hostile_content_never_runs_reads_the_cookie_calls_the_api_navigates_or_
     browser.screenshot("hostile-review").await;
 
     // The view URL opened directly: nothing runs there either.
-    let latest = crate::web::review::review_of(&api, &review_id).await["latestVersionId"]
-        .as_str()
-        .expect("version")
-        .to_string();
+    let latest = crate::web::review::review_of(&api, &review_id)
+        .await
+        .latest_version_id;
     browser
         .goto(&format!("/reviews/{review_id}/versions/{latest}/view"))
         .await;

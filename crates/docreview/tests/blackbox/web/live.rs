@@ -2,9 +2,10 @@
 //! refused with 409 keeps the person's text and offers it again; a comment written while a new
 //! version arrived finds its passage in the new version; an ended session keeps the draft.
 
+use docreview_client::api::{AnchorState, VersionMode};
+use docreview_client::{HtmlFile, VersionUpload};
 use serde_json::json;
 
-use crate::support::html_part;
 use crate::web::harness::{self, Browser, WIDE};
 use crate::web::review::{DOC, PASSWORD, review_of, select_in_frame, setup};
 
@@ -126,10 +127,7 @@ async fn a_reply_refused_with_409_keeps_the_typed_text_and_offers_it_again() {
         .await;
     assert!(notice.contains("changed while you wrote"), "{notice}");
     let read = review_of(&api, &id).await;
-    assert_eq!(
-        read["comments"][0]["thread"].as_array().map(Vec::len),
-        Some(1)
-    );
+    assert_eq!(read.comments[0].thread.len(), 1);
 
     // Sent again, it is written after Grace's.
     browser
@@ -144,10 +142,7 @@ async fn a_reply_refused_with_409_keeps_the_typed_text_and_offers_it_again() {
         )
         .await;
     let read = review_of(&api, &id).await;
-    assert_eq!(
-        read["comments"][0]["thread"][1]["body"],
-        "The one on Friday."
-    );
+    assert_eq!(read.comments[0].thread[1].body, "The one on Friday.");
     browser.quit().await;
 }
 
@@ -179,12 +174,19 @@ async fn a_comment_written_while_a_new_version_arrived_moves_to_its_passage_ther
         "<h1 id=\"plan\">",
         "<p>A new first paragraph.</p><h1 id=\"plan\">",
     );
-    let form = reqwest::multipart::Form::new()
-        .part("file", html_part(v2.as_bytes(), "plan.html"))
-        .text("label", "v2");
-    api.multipart(&format!("/api/reviews/{id}/import-html"), form)
+    let file = HtmlFile {
+        name: "plan.html".into(),
+        bytes: v2.into_bytes(),
+    };
+    let upload = VersionUpload {
+        mode: VersionMode::AddVersion,
+        label: Some("v2".into()),
+        base_version_id: None,
+    };
+    api.api()
+        .import_version(&id, &file, &upload)
         .await
-        .expect(201);
+        .expect("new version");
 
     browser.click(".composer button[type=submit]").await;
     let notice = browser
@@ -212,10 +214,13 @@ async fn a_comment_written_while_a_new_version_arrived_moves_to_its_passage_ther
         )
         .await;
     let read = review_of(&api, &id).await;
-    let anchor = &read["comments"][0]["anchor"];
-    assert_eq!(anchor["quote"]["exact"], "needs a runbook");
-    assert_eq!(anchor["state"], "exact");
-    assert_eq!(anchor["versionId"], read["latestVersionId"]);
+    let anchor = &read.comments[0].anchor;
+    assert_eq!(
+        anchor.quote.as_ref().map(|q| q.exact.as_str()),
+        Some("needs a runbook")
+    );
+    assert_eq!(anchor.state, AnchorState::Exact);
+    assert_eq!(anchor.version_id, read.latest_version_id);
     browser.quit().await;
 }
 
@@ -300,9 +305,6 @@ async fn an_ended_session_keeps_the_draft_through_signing_in_again() {
         )
         .await;
     let read = review_of(&api, &id).await;
-    assert_eq!(
-        read["comments"][0]["thread"].as_array().map(Vec::len),
-        Some(0)
-    );
+    assert!(read.comments[0].thread.is_empty());
     browser.quit().await;
 }

@@ -2,6 +2,7 @@
 //! the member (given a password by the operator command) signs in and sees only that
 //! project's documents. Refusals (the last admin, a taken email) are said on the page.
 
+use docreview_client::api::{Membership, PageQuery, ProjectRole};
 use serde_json::json;
 
 use crate::support::Server;
@@ -30,9 +31,7 @@ async fn an_admin_registers_an_external_member_who_sees_only_their_project() {
         let review = api.upload(title, "<p>Text.</p>").await;
         if let Some(code) = project {
             let id = review.review_id.as_str();
-            api.put(&format!("/api/projects/{code}/docs/{id}"), &json!({}))
-                .await
-                .expect(200);
+            api.api().link_project(code, id).await.expect("link");
         }
     }
 
@@ -62,24 +61,21 @@ async fn an_admin_registers_an_external_member_who_sees_only_their_project() {
             .contains("carol@client.example is registered, editor on ACME"),
         "the page says what happened"
     );
-    let members = api.get("/api/org/members").await;
-    let carol = members.expect(200)["members"]
-        .as_array()
+    let members = api.api().members(&PageQuery::default()).await;
+    let carol = members
         .expect("members")
-        .iter()
-        .find(|m| m["email"] == "carol@client.example")
-        .expect("Carol is a member")
-        .clone();
-    assert_eq!(carol["membership"], "external");
-    let roles = api.get("/api/projects/ACME/roles").await;
+        .members
+        .into_iter()
+        .find(|m| m.email == "carol@client.example")
+        .expect("Carol is a member");
+    assert_eq!(carol.membership, Membership::External);
+    let roles = api.api().project_roles("ACME").await.expect("roles");
     assert!(
-        roles.expect(200)["roles"]
-            .as_array()
-            .expect("roles")
+        roles
+            .roles
             .iter()
-            .any(|r| r["email"] == "carol@client.example" && r["role"] == "editor"),
-        "{}",
-        roles.text
+            .any(|r| r.email == "carol@client.example" && r.role == ProjectRole::Editor),
+        "{roles:?}"
     );
 
     // Registering her again is refused on the page, nothing lost.
@@ -121,7 +117,7 @@ async fn an_admin_registers_an_external_member_who_sees_only_their_project() {
     carol_browser.quit().await;
 
     // Suspending her ends her access at once.
-    let row = format!("#member-{}", carol["id"].as_str().expect("id"));
+    let row = format!("#member-{}", carol.id);
     let suspend = browser.find(&format!("{row} button[value=suspend]")).await;
     browser.click_and_wait_for_new_page(&suspend).await;
     assert!(browser.text(&row).await.contains("suspended"));
@@ -190,9 +186,6 @@ async fn the_last_admin_stays_and_the_page_says_why() {
     assert_eq!(page.status, 200);
     assert!(page.text.contains("Only organization admins"));
     let api = server.client(Some(&server.issue_token("ada@example.com", "org")));
-    let admins = api.get("/api/org/admins").await;
-    assert_eq!(
-        admins.expect(200)["admins"].as_array().map(Vec::len),
-        Some(1)
-    );
+    let admins = api.api().admins(&PageQuery::default()).await;
+    assert_eq!(admins.expect("admins").admins.len(), 1);
 }

@@ -1,7 +1,8 @@
 //! The review screen: highlights drawn from the server's anchors, commenting on a selection,
 //! replying, resolving and reopening, in a real browser; state read back through the API.
 
-use serde_json::{Value, json};
+use docreview_client::api::{AnchorState, Category, CommentStatus, ReviewView};
+use serde_json::json;
 
 use crate::support::{Client, Server};
 use crate::web::harness::{self, Browser, NARROW, WIDE};
@@ -22,8 +23,9 @@ pub async fn setup() -> (Server, Client) {
     (server, api)
 }
 
-pub async fn review_of(api: &Client, id: &str) -> Value {
-    api.get(&format!("/api/reviews/{id}")).await.expect(200)["review"].clone()
+/// The document as the API reads it back (through the typed client).
+pub async fn review_of(api: &Client, id: &str) -> ReviewView {
+    api.api().review(id, false).await.expect("read the review")
 }
 
 /// Selects `exact` (its first occurrence) in the document frame.
@@ -93,16 +95,15 @@ async fn comment_on_a_selection_reply_resolve_and_reopen() {
         )
         .await;
     let read = review_of(&api, &id).await;
-    let comment = read["comments"]
-        .as_array()
-        .expect("comments")
+    let comment = read
+        .comments
         .iter()
-        .find(|c| c["body"] == "Who owns the replay job?")
-        .expect("the new comment")
-        .clone();
-    assert_eq!(comment["category"], "consult");
-    assert_eq!(comment["anchor"]["quote"]["exact"], "warm it with a replay");
-    assert_eq!(comment["anchor"]["state"], "exact");
+        .find(|c| c.body == "Who owns the replay job?")
+        .expect("the new comment");
+    assert_eq!(comment.category, Category::Consult);
+    let quote = comment.anchor.quote.as_ref().expect("a quote");
+    assert_eq!(quote.exact, "warm it with a replay");
+    assert_eq!(comment.anchor.state, AnchorState::Exact);
     browser.check_accessibility("the review screen").await;
     // Times read in the reader's zone, also in a panel swapped in after a write.
     let raw_times = browser
@@ -114,7 +115,7 @@ async fn comment_on_a_selection_reply_resolve_and_reopen() {
     assert_eq!(raw_times, json!([]), "times shown as stored");
 
     // Reply to the first thread, then resolve and reopen it.
-    let first = read["comments"][0]["id"].as_str().expect("id").to_string();
+    let first = read.comments[0].id.clone();
     let thread = format!("#thread-{first}");
     browser
         .click(&format!("{thread} [data-action=reply]"))
@@ -136,11 +137,14 @@ async fn comment_on_a_selection_reply_resolve_and_reopen() {
         .await;
     let read = review_of(&api, &id).await;
     assert_eq!(
-        read["comments"][0]["thread"][0]["body"],
+        read.comments[0].thread[0].body,
         "The sign-off meeting on Friday."
     );
 
-    for (button, status) in [("Resolve", "closed"), ("Reopen", "open")] {
+    for (button, status) in [
+        ("Resolve", CommentStatus::Closed),
+        ("Reopen", CommentStatus::Open),
+    ] {
         let resolve = format!("{thread} [data-action=resolve]");
         assert_eq!(browser.text(&resolve).await, button);
         browser.click(&resolve).await;
@@ -148,13 +152,13 @@ async fn comment_on_a_selection_reply_resolve_and_reopen() {
             .wait_for(
                 &format!(
                     "document.querySelector('{thread}').classList.contains('is-closed') === {}",
-                    status == "closed"
+                    status == CommentStatus::Closed
                 ),
-                status,
+                status.as_str(),
             )
             .await;
         let read = review_of(&api, &id).await;
-        assert_eq!(read["comments"][0]["status"], status);
+        assert_eq!(read.comments[0].status, status);
     }
     let history = browser.text(&format!("{thread} .history")).await;
     assert!(history.contains("Status history (2)"), "{history}");
