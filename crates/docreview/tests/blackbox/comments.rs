@@ -8,13 +8,12 @@ use std::collections::BTreeSet;
 use docreview_client::Error;
 use docreview_client::api::{
     AccessInput, AccessMode, AllowedUserEntry, Anchor, AnchorState, Category, CommentStatus,
-    CommentView, CommentWritten, CreateReview, GrantRole, Locator, NewComment, NewReply, Position,
-    Provider, Quote, Reanchor, ReviewInput, ReviewView, Role, SourceInput, StatusChange, TextEdit,
-    VersionMode,
+    CommentView, CommentWritten, GrantRole, Locator, NewComment, NewReply, Position, Provider,
+    Quote, Reanchor, ReviewInput, ReviewView, Role, StatusChange, TextEdit,
 };
-use docreview_client::{HtmlFile, VersionUpload};
 use serde_json::{Value, json};
 
+use crate::support::review_input;
 use crate::support::{Client, Reply, Server, quote, refused};
 
 /// Text of the body (textContent): "Intro" [0,5) "The cat sat on the mat." [5,28) "Later" [28,33)
@@ -116,20 +115,9 @@ impl Doc {
 
     /// Adds a second version through the owner's docs scope; returns its id.
     async fn add_version(&self, html: &str) -> String {
-        let file = HtmlFile {
-            name: "v2.html".into(),
-            bytes: html.as_bytes().to_vec(),
-        };
-        let upload = VersionUpload {
-            mode: VersionMode::AddVersion,
-            label: None,
-            base_version_id: None,
-        };
         self.owner
-            .api()
-            .import_version(&self.id, &file, &upload)
+            .add_version(&self.id, html)
             .await
-            .expect("a new version")
             .latest_version_id
     }
 }
@@ -249,23 +237,12 @@ fn assert_stale<T: std::fmt::Debug>(result: docreview_client::Result<T>, latest:
 
 /// Creates a document with `access`; returns its id.
 async fn create_with_access(owner: &Client, title: &str, access: AccessInput) -> String {
-    let input = CreateReview {
-        review: ReviewInput {
-            title: Some(title.into()),
-            source: Some(SourceInput {
-                html: Some(HTML.into()),
-                label: None,
-            }),
-            access: Some(access),
-            ..ReviewInput::default()
-        },
-        project: None,
-    };
     owner
-        .api()
-        .create_review(&input)
+        .create(ReviewInput {
+            access: Some(access),
+            ..review_input(title, HTML)
+        })
         .await
-        .expect("create")
         .review_id
 }
 

@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use docreview_client::api::{
-    AccessInput, AccessMode, Category, CommentStatus, CreateReview, FinishRun, Locator, NewComment,
-    NewReply, Reanchor, ReviewInput, ReviewView, RunKind, RunStatus, SourceInput, StartRun,
-    StatusChange, TextEdit,
+    Category, CommentStatus, FinishRun, Locator, NewComment, NewReply, Reanchor, ReviewInput,
+    ReviewView, RunKind, RunStatus, StartRun, StatusChange, TextEdit,
 };
 use serde_json::Value;
 
 use crate::support::{Client, Server, quote, refused};
+use crate::support::{restricted, review_input};
 
 const HTML: &str = "<!doctype html><html><body>\
 <h1 id=\"intro\">Intro</h1><p>The cat sat on the mat.</p>\
@@ -180,26 +180,12 @@ async fn everything_written_survives_a_clean_restart() {
     let vic = server.user("vic@example.com", "Vic", &[], "comments");
     let agent = server.agent();
     let id = every_kind_of_change(&ada, &vic, &agent).await;
-    let input = CreateReview {
-        review: ReviewInput {
-            title: Some("Secret".to_string()),
-            source: Some(SourceInput {
-                html: Some(HTML.to_string()),
-                label: None,
-            }),
-            access: Some(AccessInput {
-                mode: Some(AccessMode::Restricted),
-                allowed_users: None,
-            }),
-            ..ReviewInput::default()
-        },
-        project: None,
-    };
     let secret = ada
-        .api()
-        .create_review(&input)
+        .create(ReviewInput {
+            access: Some(restricted()),
+            ..review_input("Secret", HTML)
+        })
         .await
-        .expect("create")
         .review_id;
     ada.note_on(&secret, "rug", "private remark").await;
 

@@ -4,11 +4,10 @@
 use std::time::Duration;
 
 use docreview_client::api::events::ReviewEvent;
-use docreview_client::api::{
-    AccessInput, AccessMode, CreateReview, ReviewInput, StartRun, VersionMode,
-};
+use docreview_client::api::{ReviewInput, StartRun, VersionMode};
 use docreview_client::{EventStream, HtmlFile, VersionUpload};
 
+use crate::support::restricted;
 use crate::support::{self, Client, SAMPLE_HTML, Server};
 
 /// An open event stream, read event by event twice over: raw (the frames' `event:` names and
@@ -149,23 +148,12 @@ async fn events_follow_the_read_rules() {
     let server = Server::start();
     let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
     let outsider = server.user("outsider@example.com", "Outsider", &[], "comments");
-    let input = CreateReview {
-        review: ReviewInput {
-            title: Some("Secret".into()),
-            access: Some(AccessInput {
-                mode: Some(AccessMode::Restricted),
-                allowed_users: None,
-            }),
-            ..ReviewInput::default()
-        },
-        project: None,
+    let secret = ReviewInput {
+        title: Some("Secret".into()),
+        access: Some(restricted()),
+        ..ReviewInput::default()
     };
-    let id = owner
-        .api()
-        .create_review(&input)
-        .await
-        .expect("create")
-        .review_id;
+    let id = owner.create(secret).await.review_id;
     // The stream is not `Debug`; only the refusal matters here.
     let open =
         async |client: &Client, review_id: &str| client.api().events(review_id).await.map(drop);

@@ -2,12 +2,12 @@
 //! still show every caller their own role and the state after the last acknowledged write.
 
 use docreview_client::api::{
-    AccessInput, AccessMode, AllowedUserEntry, CommentStatus, CreateReview, FinishRun, GrantRole,
-    NewComment, ReviewInput, Role, RunStatus, SharingChange, SourceInput, StartRun, StatusChange,
-    VersionMode,
+    AccessInput, AccessMode, AllowedUserEntry, CommentStatus, FinishRun, GrantRole, NewComment,
+    ReviewInput, Role, RunStatus, SharingChange, StartRun, StatusChange, VersionMode,
 };
 use docreview_client::{HtmlFile, VersionUpload};
 
+use crate::support::review_input;
 use crate::support::{Client, SAMPLE_HTML, Server};
 
 #[tokio::test]
@@ -17,29 +17,19 @@ async fn each_caller_sees_their_own_role_on_the_same_document() {
     let editor = server.user("editor@example.com", "Editor", &[], "comments");
     let viewer = server.user("viewer@example.com", "Viewer", &[], "comments");
     let admin = server.user("admin@example.com", "Admin", &["--admin"], "comments");
-    let input = CreateReview {
-        review: ReviewInput {
-            title: Some("Roles".into()),
-            source: Some(SourceInput {
-                html: Some(SAMPLE_HTML.into()),
-                label: None,
-            }),
-            access: Some(AccessInput {
-                mode: Some(AccessMode::Link),
-                allowed_users: Some(vec![AllowedUserEntry {
-                    email: "editor@example.com".into(),
-                    role: GrantRole::Editor,
-                }]),
-            }),
-            ..ReviewInput::default()
-        },
-        project: None,
+    let access = AccessInput {
+        mode: Some(AccessMode::Link),
+        allowed_users: Some(vec![AllowedUserEntry {
+            email: "editor@example.com".into(),
+            role: GrantRole::Editor,
+        }]),
     };
     let id = owner
-        .api()
-        .create_review(&input)
+        .create(ReviewInput {
+            access: Some(access),
+            ..review_input("Roles", SAMPLE_HTML)
+        })
         .await
-        .expect("create")
         .review_id;
     let path = format!("/api/reviews/{id}");
     // Read twice each, interleaved, so later reads come from a cached rendering.

@@ -9,26 +9,20 @@ use docreview_client::api::{
 use docreview_client::{DocumentUpload, HtmlFile, VersionUpload};
 use serde_json::json;
 
-use crate::support::{Client, SAMPLE_HTML, Server, refused};
+use crate::support::{Client, SAMPLE_HTML, Server, refused, review_input};
 
 /// Creates a document from `html` with access `mode`; returns the Review.
 async fn create(client: &Client, html: &str, mode: AccessMode) -> ReviewView {
-    let input = CreateReview {
-        review: ReviewInput {
-            title: Some("Doc".into()),
-            source: Some(SourceInput {
-                html: Some(html.into()),
-                label: None,
-            }),
-            access: Some(AccessInput {
-                mode: Some(mode),
-                allowed_users: None,
-            }),
-            ..ReviewInput::default()
-        },
-        project: None,
+    let access = AccessInput {
+        mode: Some(mode),
+        allowed_users: None,
     };
-    client.api().create_review(&input).await.expect("create")
+    client
+        .create(ReviewInput {
+            access: Some(access),
+            ..review_input("Doc", html)
+        })
+        .await
 }
 
 /// Uploads `html` as a new version (`mode`); returns the Review.

@@ -15,11 +15,11 @@ use serde_json::{Value, json};
 
 use docreview_client::api::{
     AccessInput, AccessMode, AllowedUserEntry, AnchorState, CreateReview, GrantRole, ListQuery,
-    Position, ReviewBody, ReviewInput, ReviewView, Role, SourceInput, VersionMode,
+    Position, ReviewBody, ReviewInput, ReviewView, Role, VersionMode,
 };
 use docreview_client::{DocumentUpload, Error, HtmlFile, VersionUpload};
 
-use crate::support::{Client, Reply, SAMPLE_HTML, Server, html_part, refused};
+use crate::support::{Client, Reply, SAMPLE_HTML, Server, html_part, refused, review_input};
 
 fn file_form(html: &[u8], file_name: &str) -> Form {
     Form::new().part("file", html_part(html, file_name))
@@ -103,22 +103,16 @@ fn review_of(reply: &Reply, status: u16) -> ReviewView {
 }
 
 async fn create(client: &Client, html: &str, mode: AccessMode) -> ReviewView {
-    let input = CreateReview {
-        review: ReviewInput {
-            title: Some("Doc".to_string()),
-            access: Some(AccessInput {
-                mode: Some(mode),
-                allowed_users: None,
-            }),
-            source: Some(SourceInput {
-                html: Some(html.to_string()),
-                label: None,
-            }),
-            ..ReviewInput::default()
-        },
-        project: None,
+    let access = AccessInput {
+        mode: Some(mode),
+        allowed_users: None,
     };
-    client.api().create_review(&input).await.expect("create")
+    client
+        .create(ReviewInput {
+            access: Some(access),
+            ..review_input("Doc", html)
+        })
+        .await
 }
 
 async fn read(client: &Client, review_id: &str) -> ReviewView {

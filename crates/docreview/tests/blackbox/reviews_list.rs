@@ -13,16 +13,7 @@ use crate::support::{Client, SAMPLE_HTML, Server, refused};
 
 /// Creates a document through the typed client; returns its id.
 async fn create(client: &Client, review: ReviewInput) -> String {
-    let input = CreateReview {
-        review,
-        project: None,
-    };
-    client
-        .api()
-        .create_review(&input)
-        .await
-        .expect("create review")
-        .review_id
+    client.create(review).await.review_id
 }
 
 /// Creates a document with `title` and access `mode`; returns its id.

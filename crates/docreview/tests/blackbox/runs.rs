@@ -3,16 +3,16 @@
 //! them), the run's state machine, version staleness and who may do what (DESIGN.md §2, §4.4;
 //! docs/api.md "Runs").
 
+use docreview_client::Error;
 use docreview_client::api::{
-    AccessInput, AccessMode, BatchComment, BatchItemError, Category, CommentView, CreateReview,
-    FinishRun, Locator, NewComment, NewReply, NewRunComments, Position, Provider, ReviewInput,
-    ReviewView, RunCommentsWritten, RunKind, RunStatus, RunView, SourceInput, StartRun,
-    VersionMode,
+    BatchComment, BatchItemError, Category, CommentView, FinishRun, Locator, NewComment, NewReply,
+    NewRunComments, Position, Provider, ReviewInput, ReviewView, RunCommentsWritten, RunKind,
+    RunStatus, RunView, StartRun,
 };
-use docreview_client::{Error, HtmlFile, VersionUpload};
 use serde_json::json;
 
 use crate::support::{Client, Server, quote, refused};
+use crate::support::{restricted, review_input};
 
 const HTML: &str = "<!doctype html><html><body>\
 <h1 id=\"intro\">Intro</h1><p>The cat sat on the mat.</p>\
@@ -135,20 +135,9 @@ impl Doc {
     }
 
     async fn add_version(&self, html: &str) -> String {
-        let file = HtmlFile {
-            name: "v2.html".into(),
-            bytes: html.as_bytes().to_vec(),
-        };
-        let upload = VersionUpload {
-            mode: VersionMode::AddVersion,
-            label: None,
-            base_version_id: None,
-        };
         self.owner
-            .api()
-            .import_version(&self.id, &file, &upload)
+            .add_version(&self.id, html)
             .await
-            .expect("new version")
             .latest_version_id
     }
 
@@ -978,26 +967,12 @@ async fn document_owner_may_finish_the_agents_run() {
 async fn outsider_cannot_reach_runs_on_a_restricted_document() {
     let server = Server::start();
     let owner = server.user("ada@example.com", "Ada", &[], "docs,comments");
-    let input = CreateReview {
-        review: ReviewInput {
-            title: Some("Secret".into()),
-            source: Some(SourceInput {
-                html: Some(HTML.into()),
-                label: None,
-            }),
-            access: Some(AccessInput {
-                mode: Some(AccessMode::Restricted),
-                allowed_users: None,
-            }),
-            ..ReviewInput::default()
-        },
-        project: None,
-    };
     let id = owner
-        .api()
-        .create_review(&input)
+        .create(ReviewInput {
+            access: Some(restricted()),
+            ..review_input("Secret", HTML)
+        })
         .await
-        .expect("create")
         .review_id;
     let run_id = server
         .agent()

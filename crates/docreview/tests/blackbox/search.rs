@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 
 use docreview_client::api::{
     AccessInput, AccessMode, AllowedUserEntry, AnchorState, Category, CommentResult,
-    CommentSearchQuery, CommentStatus, CommentView, CreateReview, DocResult, DocSearchQuery,
-    FinishRun, GrantRole, NewComment, NewReply, Position, Provider, ReviewInput, Role, RunStatus,
+    CommentSearchQuery, CommentStatus, CommentView, DocResult, DocSearchQuery, FinishRun,
+    GrantRole, NewComment, NewReply, Position, Provider, ReviewInput, Role, RunStatus,
     SharingChange, SourceInput, StartRun, StatusChange, TextEdit, TitleChange, User, VersionMode,
 };
 use docreview_client::{HtmlFile, VersionUpload};
@@ -129,16 +129,7 @@ async fn document(client: &Client, title: &str, html: &str) -> String {
 
 /// Creates a document from `review`; returns its id.
 async fn create(client: &Client, review: ReviewInput) -> String {
-    let input = CreateReview {
-        review,
-        project: None,
-    };
-    client
-        .api()
-        .create_review(&input)
-        .await
-        .expect("create review")
-        .review_id
+    client.create(review).await.review_id
 }
 
 fn with_source(title: &str, html: &str) -> ReviewInput {

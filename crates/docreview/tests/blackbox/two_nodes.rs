@@ -20,9 +20,9 @@ use std::time::Duration;
 use docreview_client::api::events::{EventKind, ReviewEvent};
 use docreview_client::api::{
     AnchorState, CommentView, CreateReview, FinishRun, ListQuery, NewComment, NewReply,
-    ReviewInput, ReviewView, RunStatus, StartRun, VersionMode,
+    ReviewInput, ReviewView, RunStatus, StartRun,
 };
-use docreview_client::{Error, EventStream, HtmlFile, VersionUpload};
+use docreview_client::{Error, EventStream};
 use serde_json::{Value, json};
 
 use crate::support::{Client, SAMPLE_HTML, Server, quote, refused};
@@ -91,23 +91,6 @@ fn writers_on_both(a: &Server, b: &Server, count: usize) -> Vec<Client> {
             if i % 2 == 0 { writer } else { on(b, &writer) }
         })
         .collect()
-}
-
-async fn add_version(client: &Client, id: &str, html: &str) -> ReviewView {
-    let file = HtmlFile {
-        name: "v2.html".to_string(),
-        bytes: html.as_bytes().to_vec(),
-    };
-    let upload = VersionUpload {
-        mode: VersionMode::AddVersion,
-        label: None,
-        base_version_id: None,
-    };
-    client
-        .api()
-        .import_version(id, &file, &upload)
-        .await
-        .expect("add version")
 }
 
 /// An open event stream (`GET /api/reviews/{id}/events`), read event by event.
@@ -452,7 +435,7 @@ async fn a_version_added_through_one_node_is_reanchored_and_shown_by_the_other()
 
     let v2_html = "<h1 id=\"intro\">Introduction</h1><p>The quick brown fox jumps over the lazy dog.</p>\
 <h2 id=\"summary\">Summary</h2><p>Nothing else.</p>";
-    let updated = add_version(&ada, &id, v2_html).await;
+    let updated = ada.add_version(&id, v2_html).await;
     let v2 = updated.latest_version_id.clone();
     assert_ne!(v1, v2);
 
@@ -511,7 +494,9 @@ async fn a_listener_on_one_node_hears_a_version_added_through_the_other() {
     let mut events = Events::open(&on(&b, &ada), &id).await;
     assert_eq!(events.next().await.kind, EventKind::Review);
 
-    let updated = add_version(&ada, &id, "<h1>New</h1><p>The quick brown fox.</p>").await;
+    let updated = ada
+        .add_version(&id, "<h1>New</h1><p>The quick brown fox.</p>")
+        .await;
     let change = events.next().await;
     assert_eq!(change.kind, EventKind::Version);
     assert_eq!(change.review_id, id);

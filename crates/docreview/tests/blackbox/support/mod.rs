@@ -22,7 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use docreview_client::api::{
-    CommentWritten, CreateReview, Locator, NewComment, Quote, ReviewInput, ReviewView, SourceInput,
+    AccessInput, AccessMode, CommentWritten, CreateReview, Locator, NewComment, Quote, ReviewInput,
+    ReviewView, SourceInput, VersionMode,
 };
 use serde_json::Value;
 
@@ -647,18 +648,33 @@ impl Client {
 
     /// Uploads `html` as a new document through the typed client; returns the Review.
     pub async fn upload(&self, title: &str, html: &str) -> ReviewView {
+        self.create(review_input(title, html)).await
+    }
+
+    /// Creates `review` (in no project) through the typed client; returns the Review.
+    pub async fn create(&self, review: ReviewInput) -> ReviewView {
         let input = CreateReview {
-            review: ReviewInput {
-                title: Some(title.to_string()),
-                source: Some(SourceInput {
-                    html: Some(html.to_string()),
-                    label: None,
-                }),
-                ..ReviewInput::default()
-            },
+            review,
             project: None,
         };
         self.api.create_review(&input).await.expect("create review")
+    }
+
+    /// Adds `html` as the document's next version (default label); returns the Review.
+    pub async fn add_version(&self, review_id: &str, html: &str) -> ReviewView {
+        let file = docreview_client::HtmlFile {
+            name: "next.html".into(),
+            bytes: html.as_bytes().to_vec(),
+        };
+        let upload = docreview_client::VersionUpload {
+            mode: VersionMode::AddVersion,
+            label: None,
+            base_version_id: None,
+        };
+        self.api
+            .import_version(review_id, &file, &upload)
+            .await
+            .expect("add a version")
     }
 
     /// Adds a comment (a note) quoting `exact` through the typed client.
@@ -759,6 +775,27 @@ impl Client {
     pub async fn multipart(&self, path: &str, form: reqwest::multipart::Form) -> Reply {
         self.send(self.request(reqwest::Method::POST, path).multipart(form))
             .await
+    }
+}
+
+/// A new document's fields: its title and HTML. Other fields by struct update:
+/// `ReviewInput { tags: Some(…), ..review_input("Plan", html) }`.
+pub fn review_input(title: &str, html: &str) -> ReviewInput {
+    ReviewInput {
+        title: Some(title.to_string()),
+        source: Some(SourceInput {
+            html: Some(html.to_string()),
+            label: None,
+        }),
+        ..ReviewInput::default()
+    }
+}
+
+/// Access for the owner and the people named (none here) only.
+pub fn restricted() -> AccessInput {
+    AccessInput {
+        mode: Some(AccessMode::Restricted),
+        allowed_users: None,
     }
 }
 
