@@ -8,6 +8,7 @@ pub mod limits;
 mod listener;
 mod middleware;
 mod openapi;
+mod refusals;
 pub mod rendered;
 mod routes;
 pub mod session;

@@ -20,6 +20,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
+use crate::refusals::JsonRefusals;
+
 /// How many connections the server holds, and how long a client may take to send headers.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
@@ -88,7 +90,8 @@ pub async fn serve(
             request.extensions_mut().insert(ConnectInfo(peer));
             app.clone().oneshot(request.map(Body::new))
         });
-        let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+        let stream = TokioIo::new(JsonRefusals::new(stream));
+        let connection = graceful.watch(builder.serve_connection(stream, service));
         tokio::spawn(async move {
             let _held: (OwnedSemaphorePermit, AddressSlot) = (permit, slot);
             // A client that goes away mid-request is not the server's error.

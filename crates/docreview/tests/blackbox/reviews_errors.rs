@@ -735,3 +735,62 @@ async fn every_405_is_the_json_error_body() {
         );
     }
 }
+
+/// Sends `request` as raw bytes on a new connection and reads the whole answer (the server
+/// closes the connection after refusing what it could not parse).
+async fn raw_exchange(server: &Server, request: &[u8]) -> (String, Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = server.base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connect");
+    stream.write_all(request).await.expect("send");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.expect("read");
+    let answer = String::from_utf8(answer).expect("utf8");
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    let json = serde_json::from_str(body).unwrap_or_else(|_| panic!("a JSON body: {answer}"));
+    (head.to_string(), json)
+}
+
+/// Requests the HTTP parser itself refuses (it answers before any route runs) still get the
+/// JSON error body, with a content type and length that say so.
+#[tokio::test]
+async fn requests_the_parser_cannot_read_get_the_json_error_body() {
+    let server = Server::start();
+    let long_target = format!("GET /{} HTTP/1.1\r\nhost: x\r\n\r\n", "a".repeat(70 * 1024));
+    let many_headers = format!(
+        "GET /api/reviews HTTP/1.1\r\nhost: x\r\n{}\r\n",
+        (0..450)
+            .map(|i| format!("x-h{i}: v\r\n"))
+            .collect::<String>()
+    );
+    for (request, status, code) in [
+        (
+            &b"\x01\x02 not http at all\r\n\r\n"[..],
+            400,
+            "invalid_request",
+        ),
+        (b"GET /api/reviews HTTP/9.9\r\n\r\n", 400, "invalid_request"),
+        (
+            b"GET /api/reviews HTTP/1.1\r\nbad header line\r\n\r\n",
+            400,
+            "invalid_request",
+        ),
+        (long_target.as_bytes(), 414, "uri_too_long"),
+        (many_headers.as_bytes(), 431, "headers_too_large"),
+    ] {
+        let (head, body) = raw_exchange(&server, request).await;
+        assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{head}");
+        assert!(head.contains("content-type: application/json"), "{head}");
+        assert_eq!(body["error"], code, "{body}");
+        assert_eq!(body["status"], status, "{body}");
+        assert!(body["message"].is_string(), "{body}");
+    }
+    // The server is still there for everyone else.
+    let ada = server.user("ada@example.com", "Ada", &[], "docs");
+    ada.api()
+        .list_reviews(&ListQuery::default())
+        .await
+        .expect("list");
+}
