@@ -60,6 +60,12 @@ pub enum Error {
     /// The answer was not what the API promises.
     #[error("unexpected answer from the server: {0}")]
     Decode(String),
+    /// HTTPS cannot be used on this machine (no trusted certificates, typically).
+    #[error(
+        "cannot set up HTTPS: {0} (install the system's CA certificates, or name a PEM file of \
+         trusted certificates in SSL_CERT_FILE)"
+    )]
+    Tls(String),
     /// The base URL is not usable.
     #[error("cannot use `{0}`: give the server's https:// or http:// address")]
     BaseUrl(String),
@@ -160,7 +166,8 @@ impl Client {
         if !(base.starts_with("https://") || base.starts_with("http://")) {
             return Err(Error::BaseUrl(base));
         }
-        let tls = tls::client_config().map_err(|error| Error::Transport(error.to_string()))?;
+        let tls = tls::client_config(base.starts_with("https://"))
+            .map_err(|error| Error::Tls(error.to_string()))?;
         let http = reqwest::Client::builder()
             .user_agent(concat!("docreview-client/", env!("CARGO_PKG_VERSION")))
             .tls_backend_preconfigured(tls)

@@ -15,11 +15,19 @@ use rustls_platform_verifier::BuilderVerifierExt;
 /// The TLS settings of every connection: TLS 1.2 and 1.3 with rustls' safe defaults, the
 /// platform's trust store (on Linux the system certificates, or `SSL_CERT_FILE` /
 /// `SSL_CERT_DIR` when set), and HTTP/2 or HTTP/1.1 offered by ALPN.
-pub(crate) fn client_config() -> Result<ClientConfig, rustls::Error> {
-    let mut config = ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()?
-        .with_platform_verifier()?
-        .with_no_client_auth();
+///
+/// A client of an `http://` server trusts nothing: it never makes a TLS connection (a redirect
+/// to HTTPS fails), and it works on a machine without system certificates.
+pub(crate) fn client_config(https: bool) -> Result<ClientConfig, rustls::Error> {
+    let builder =
+        ClientConfig::builder_with_provider(provider()).with_safe_default_protocol_versions()?;
+    let mut config = if https {
+        builder.with_platform_verifier()?.with_no_client_auth()
+    } else {
+        builder
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth()
+    };
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
 }

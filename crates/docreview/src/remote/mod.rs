@@ -75,6 +75,8 @@ impl From<Error> for Failure {
                 "\nCopy the passage exactly as `docreview reviews show` prints it, add --prefix or \
                  --suffix when it occurs more than once, or comment on a --section instead."
             }
+            // Its message already says what to do.
+            None if matches!(error, Error::Tls(_)) => "",
             None if error.to_string().contains("certificate") => {
                 "\nThe server's certificate is not trusted here. If it comes from an internal \
                  certificate authority, add that authority to the system's certificates or name \

@@ -645,10 +645,10 @@ async fn the_client_speaks_https_and_trusts_only_what_the_system_trusts() {
     let config = tempfile::tempdir().expect("config dir");
     let ca = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blackbox/fixtures/tls/ca.pem");
 
-    let signed_in = |trust: Option<&Path>| {
+    let signed_in_at = |base: &str, trust: Option<&Path>| {
         let mut command = cli(config.path());
         command
-            .env("DOCREVIEW_URL", &base)
+            .env("DOCREVIEW_URL", base)
             .env("DOCREVIEW_TOKEN", &token)
             .env_remove("SSL_CERT_DIR")
             .args(["auth", "status", "--json"]);
@@ -658,6 +658,7 @@ async fn the_client_speaks_https_and_trusts_only_what_the_system_trusts() {
         };
         command.output().expect("run the CLI")
     };
+    let signed_in = |trust: Option<&Path>| signed_in_at(&base, trust);
 
     // Trusting the CA that issued the front's certificate (as an operator with an internal CA
     // would, through the system store or `SSL_CERT_FILE`), the whole exchange runs over TLS.
@@ -680,4 +681,19 @@ async fn the_client_speaks_https_and_trusts_only_what_the_system_trusts() {
         !stderr.contains(&token),
         "the token stays out of errors: {stderr}"
     );
+
+    // A machine with no certificates at all cannot speak HTTPS, and says what to do; plain HTTP
+    // (a server on the same machine) still works there.
+    let no_certificates = Path::new("/dev/null");
+    let refused = signed_in(Some(no_certificates));
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("cannot set up HTTPS"), "{stderr}");
+    assert!(stderr.contains("SSL_CERT_FILE"), "{stderr}");
+    assert!(
+        !stderr.contains("could not reach"),
+        "nothing was sent: {stderr}"
+    );
+    let plain = json_of(&signed_in_at(&server.base, Some(no_certificates)));
+    assert_eq!(plain["user"]["email"], "ada@example.com", "{plain}");
 }
