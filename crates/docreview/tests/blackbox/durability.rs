@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use docreview_client::api::{
-    Category, CommentStatus, FinishRun, Locator, NewComment, NewReply, Reanchor, ReviewInput,
-    ReviewView, RunKind, RunStatus, StartRun, StatusChange, TextEdit,
+    AccessMode, Category, CommentStatus, FinishRun, Locator, NewComment, NewReply, Reanchor,
+    ReviewInput, ReviewView, RunKind, RunStatus, StartRun, StatusChange, TextEdit,
 };
 use serde_json::Value;
 
 use crate::support::{Client, Server, quote, refused};
-use crate::support::{restricted, review_input};
+use crate::support::{access, review_input};
 
 const HTML: &str = "<!doctype html><html><body>\
 <h1 id=\"intro\">Intro</h1><p>The cat sat on the mat.</p>\
@@ -182,7 +182,7 @@ async fn everything_written_survives_a_clean_restart() {
     let id = every_kind_of_change(&ada, &vic, &agent).await;
     let secret = ada
         .create(ReviewInput {
-            access: Some(restricted()),
+            access: Some(access(AccessMode::Restricted)),
             ..review_input("Secret", HTML)
         })
         .await
@@ -209,7 +209,7 @@ async fn everything_written_survives_a_clean_restart() {
     );
     assert_eq!(json_of(&read(&vic, &id).await), json_of(&vic_view));
     assert_eq!(json_of(&read(&ada, &secret).await), json_of(&secret_view));
-    // Sharing survived: the restricted document is still invisible to Vic.
+    // Sharing survived: the access document is still invisible to Vic.
     refused(vic.api().review(&secret, false).await, 404, "not_found");
 
     // The revision counter carries on from where it was.

@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use docreview_client::api::events::ReviewEvent;
-use docreview_client::api::{ReviewInput, StartRun, VersionMode};
+use docreview_client::api::{AccessMode, ReviewInput, StartRun, VersionMode};
 use docreview_client::{EventStream, HtmlFile, VersionUpload};
 
-use crate::support::restricted;
+use crate::support::access;
 use crate::support::{self, Client, SAMPLE_HTML, Server};
 
 /// An open event stream, read event by event twice over: raw (the frames' `event:` names and
@@ -150,7 +150,7 @@ async fn events_follow_the_read_rules() {
     let outsider = server.user("outsider@example.com", "Outsider", &[], "comments");
     let secret = ReviewInput {
         title: Some("Secret".into()),
-        access: Some(restricted()),
+        access: Some(access(AccessMode::Restricted)),
         ..ReviewInput::default()
     };
     let id = owner.create(secret).await.review_id;

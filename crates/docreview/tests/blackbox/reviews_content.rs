@@ -3,27 +3,13 @@
 //! sandboxing headers, 404s).
 
 use docreview_client::api::{
-    AccessInput, AccessMode, CreateReview, DomContext, ReviewInput, ReviewView, SectionSpec,
-    SourceInput, StructureInput, VersionMode,
+    AccessMode, CreateReview, DomContext, ReviewInput, ReviewView, SectionSpec, SourceInput,
+    StructureInput, VersionMode,
 };
 use docreview_client::{DocumentUpload, HtmlFile, VersionUpload};
 use serde_json::json;
 
-use crate::support::{Client, SAMPLE_HTML, Server, refused, review_input};
-
-/// Creates a document from `html` with access `mode`; returns the Review.
-async fn create(client: &Client, html: &str, mode: AccessMode) -> ReviewView {
-    let access = AccessInput {
-        mode: Some(mode),
-        allowed_users: None,
-    };
-    client
-        .create(ReviewInput {
-            access: Some(access),
-            ..review_input("Doc", html)
-        })
-        .await
-}
+use crate::support::{Client, SAMPLE_HTML, Server, refused};
 
 /// Uploads `html` as a new version (`mode`); returns the Review.
 async fn upload(
@@ -140,7 +126,9 @@ async fn bundle(client: &Client, review_id: &str, version_id: &str) -> Vec<u8> {
 async fn dom_context_lists_heading_sections_in_order() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let context = dom_context(&ada, &review.review_id, None).await;
     assert_eq!(context.review_id, review.review_id);
     assert_eq!(context.version_id, review.latest_version_id);
@@ -164,7 +152,9 @@ async fn dom_context_lists_heading_sections_in_order() {
 async fn dom_context_offsets_delimit_each_section_in_the_text() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let context = dom_context(&ada, &review.review_id, None).await;
     // The body text: headings and paragraphs concatenated (no whitespace between the tags).
     let intro = "IntroductionThe quick brown fox jumps over the lazy dog.";
@@ -188,7 +178,7 @@ async fn dom_context_offsets_count_unicode_code_points() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let html = "<h1>Über</h1><p>日本語テキスト😀</p><h2 id=\"zwei\">Zwei</h2><p>ß</p>";
-    let review = create(&ada, html, AccessMode::Link).await;
+    let review = ada.create_with_access("Doc", html, AccessMode::Link).await;
     let context = dom_context(&ada, &review.review_id, None).await;
     assert_eq!(
         outline(&context),
@@ -207,7 +197,7 @@ async fn dom_context_ids_come_from_element_ids_else_unique_slugs() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let html = "<h1 id=\"top\">Top</h1><h2>Hello, World!</h2><p>a</p><h2>Hello, World!</h2>\
                 <p>b</p><h3 id=\"  \">API v2.0</h3><p>c</p><h6>!!!</h6><p>d</p>";
-    let review = create(&ada, html, AccessMode::Link).await;
+    let review = ada.create_with_access("Doc", html, AccessMode::Link).await;
     let context = dom_context(&ada, &review.review_id, None).await;
     let sections = outline(&context);
     let ids: Vec<&str> = sections.iter().map(|s| s.0.as_str()).collect();
@@ -231,7 +221,9 @@ async fn dom_context_ids_come_from_element_ids_else_unique_slugs() {
 async fn dom_context_reads_an_older_version_by_version_id() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id.as_str();
     let first = review.latest_version_id.clone();
     let next = add_version(&ada, id, b"<h1 id=\"new\">Renamed</h1><p>Body</p>").await;
@@ -254,8 +246,12 @@ async fn dom_context_reads_an_older_version_by_version_id() {
 async fn dom_context_of_an_unknown_version_is_404() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
-    let other = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
+    let other = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id.as_str();
     for version in [
         "ver_00000000000000000000000000",
@@ -275,7 +271,9 @@ async fn dom_context_of_a_missing_or_invisible_document_is_404() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "docs");
-    let secret = create(&ada, SAMPLE_HTML, AccessMode::Restricted).await;
+    let secret = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Restricted)
+        .await;
     refused(
         bob.api().dom_context(&secret.review_id, None).await,
         404,
@@ -301,7 +299,9 @@ async fn dom_context_of_a_missing_or_invisible_document_is_404() {
 async fn structure_revision_rises_only_when_headings_change() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id.as_str();
     let initial = review.structure_revision;
 
@@ -342,7 +342,9 @@ async fn structure_revision_rises_only_when_headings_change() {
 async fn replacing_the_body_raises_structure_revision_only_for_new_headings() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id.as_str();
     let initial = review.structure_revision;
     let replace = async |html: String| {
@@ -443,7 +445,9 @@ const TRICKY_HTML: &str = "<!doctype html><html><head><meta charset=\"utf-8\">\
 async fn bundle_returns_the_exact_bytes_sandboxed() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, TRICKY_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", TRICKY_HTML, AccessMode::Link)
+        .await;
     let path = format!(
         "/api/reviews/{}/versions/{}/bundle",
         review.review_id, review.latest_version_id
@@ -492,7 +496,9 @@ async fn bundle_keeps_uploaded_bytes_verbatim() {
 async fn bundle_of_an_older_version_returns_its_own_bytes() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id.as_str();
     let first = review.latest_version_id.clone();
     let next = add_version(&ada, id, TRICKY_HTML.as_bytes()).await;
@@ -506,7 +512,9 @@ async fn bundle_is_readable_with_shared_read_tokens_and_by_viewers() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let (id, version) = (&review.review_id, &review.latest_version_id);
     for client in [server.agent(), server.importer(), bob] {
         assert_eq!(bundle(&client, id, version).await, SAMPLE_HTML.as_bytes());
@@ -522,8 +530,12 @@ async fn bundle_is_readable_with_shared_read_tokens_and_by_viewers() {
 async fn bundle_of_an_unknown_version_is_404() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
-    let other = create(&ada, TRICKY_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
+    let other = ada
+        .create_with_access("Doc", TRICKY_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id.as_str();
     // Made up, and a real version of another document.
     for version in ["ver_00000000000000000000000000", &other.latest_version_id] {
@@ -537,8 +549,12 @@ async fn bundle_of_an_invisible_or_missing_document_is_404() {
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "docs");
     let xena = server.user("xena@partner.example", "Xena", &["--external"], "docs");
-    let secret = create(&ada, SAMPLE_HTML, AccessMode::Restricted).await;
-    let open = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let secret = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Restricted)
+        .await;
+    let open = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     refused(
         bob.api()
             .bundle(&secret.review_id, &secret.latest_version_id)

@@ -19,7 +19,7 @@ use docreview_client::api::{
 };
 use docreview_client::{DocumentUpload, Error, HtmlFile, VersionUpload};
 
-use crate::support::{Client, Reply, SAMPLE_HTML, Server, html_part, refused, review_input};
+use crate::support::{Client, Reply, SAMPLE_HTML, Server, html_part, refused};
 
 fn file_form(html: &[u8], file_name: &str) -> Form {
     Form::new().part("file", html_part(html, file_name))
@@ -100,19 +100,6 @@ fn review_of(reply: &Reply, status: u16) -> ReviewView {
     let body: ReviewBody =
         serde_json::from_value(reply.expect(status).clone()).expect("a { review } answer");
     body.review
-}
-
-async fn create(client: &Client, html: &str, mode: AccessMode) -> ReviewView {
-    let access = AccessInput {
-        mode: Some(mode),
-        allowed_users: None,
-    };
-    client
-        .create(ReviewInput {
-            access: Some(access),
-            ..review_input("Doc", html)
-        })
-        .await
 }
 
 async fn read(client: &Client, review_id: &str) -> ReviewView {
@@ -466,7 +453,8 @@ async fn import_html_far_over_the_limit_is_answered_413_every_time() {
 async fn add_version_far_over_the_limit_is_answered_413_every_time() {
     let server = Server::start_with(&[("DOCREVIEW_MAX_HTML_BYTES", "1000")]);
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let id = create(&ada, "<p>small</p>", AccessMode::Link)
+    let id = ada
+        .create_with_access("Doc", "<p>small</p>", AccessMode::Link)
         .await
         .review_id;
     let huge = vec![b'a'; 8 << 20];
@@ -486,7 +474,9 @@ async fn add_version_far_over_the_limit_is_answered_413_every_time() {
 async fn add_version_answers_201_with_two_versions_and_default_label() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id.clone();
     let first = &review.source.versions[0];
     let v2_html = SAMPLE_HTML.replace("lazy dog", "sleepy cat");
@@ -523,7 +513,10 @@ async fn add_version_answers_201_with_two_versions_and_default_label() {
 async fn add_version_with_a_label_uses_it() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let id = create(&ada, SAMPLE_HTML, AccessMode::Link).await.review_id;
+    let id = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await
+        .review_id;
     let updated = add_version(&ada, &id, b"<p>x</p>", Some("final"), None)
         .await
         .expect("add version");
@@ -534,7 +527,9 @@ async fn add_version_with_a_label_uses_it() {
 async fn replace_keeps_the_version_id_and_changes_the_hash() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id.clone();
     let before = &review.source.versions[0];
     let new_html = SAMPLE_HTML.replace("Second paragraph", "Rewritten paragraph");
@@ -561,7 +556,10 @@ async fn replace_keeps_the_version_id_and_changes_the_hash() {
 async fn unknown_mode_is_400() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let id = create(&ada, SAMPLE_HTML, AccessMode::Link).await.review_id;
+    let id = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await
+        .review_id;
     // Raw: the typed client's mode is one of the two words.
     for mode in ["append", "REPLACE", "add-version"] {
         let form = file_form(b"<p>x</p>", "x.html").text("mode", mode);
@@ -589,7 +587,9 @@ fn assert_stale(result: docreview_client::Result<ReviewView>, latest: &str) {
 async fn stale_base_version_is_409_with_the_latest_version_id() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id;
     let v1 = review.latest_version_id;
 
@@ -618,7 +618,9 @@ async fn stale_base_version_is_409_with_the_latest_version_id() {
 async fn concurrent_uploads_on_the_same_base_version_admit_exactly_one() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let review = create(&ada, SAMPLE_HTML, AccessMode::Link).await;
+    let review = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await;
     let id = review.review_id;
     let v1 = review.latest_version_id;
     let bodies: Vec<String> = (0..6).map(|n| format!("<p>racer {n}</p>")).collect();
@@ -653,7 +655,10 @@ async fn concurrent_uploads_on_the_same_base_version_admit_exactly_one() {
 async fn concurrent_uploads_without_a_base_all_land_in_order() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let id = create(&ada, SAMPLE_HTML, AccessMode::Link).await.review_id;
+    let id = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await
+        .review_id;
     let bodies: Vec<String> = (0..6).map(|n| format!("<p>racer {n}</p>")).collect();
     let uploads = bodies
         .iter()
@@ -680,7 +685,10 @@ async fn concurrent_uploads_without_a_base_all_land_in_order() {
 async fn version_upload_without_file_unknown_field_or_json_body_is_rejected() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let id = create(&ada, SAMPLE_HTML, AccessMode::Link).await.review_id;
+    let id = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await
+        .review_id;
     // Raw: no file, an unknown field, a JSON body.
     import_version_raw(&ada, &id, Form::new().text("label", "x"))
         .await
@@ -710,7 +718,8 @@ async fn version_upload_without_file_unknown_field_or_json_body_is_rejected() {
 async fn version_over_the_size_limit_is_413() {
     let server = Server::start_with(&[("DOCREVIEW_MAX_HTML_BYTES", "1000")]);
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let id = create(&ada, "<p>small</p>", AccessMode::Link)
+    let id = ada
+        .create_with_access("Doc", "<p>small</p>", AccessMode::Link)
         .await
         .review_id;
     let over = vec![b'a'; 1001];
@@ -737,7 +746,10 @@ async fn viewer_adding_a_version_is_403_forbidden() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "docs");
-    let id = create(&ada, SAMPLE_HTML, AccessMode::Link).await.review_id;
+    let id = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Link)
+        .await
+        .review_id;
     refused(
         add_version(&bob, &id, b"<p>x</p>", None, None).await,
         403,
@@ -786,7 +798,8 @@ async fn version_upload_to_an_invisible_or_missing_document_is_404() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let bob = server.user("bob@example.com", "Bob", &[], "docs");
-    let id = create(&ada, SAMPLE_HTML, AccessMode::Restricted)
+    let id = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Restricted)
         .await
         .review_id;
     refused(
@@ -806,7 +819,8 @@ async fn version_upload_to_an_invisible_or_missing_document_is_404() {
 async fn import_token_may_add_a_version_but_manage_and_agent_may_not() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
-    let id = create(&ada, SAMPLE_HTML, AccessMode::Restricted)
+    let id = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Restricted)
         .await
         .review_id;
     for client in [server.manager(), server.agent()] {
@@ -828,7 +842,8 @@ async fn version_upload_without_docs_scope_is_403_before_lookup() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let reader = server.user("bob@example.com", "Bob", &[], "comments");
-    let id = create(&ada, SAMPLE_HTML, AccessMode::Restricted)
+    let id = ada
+        .create_with_access("Doc", SAMPLE_HTML, AccessMode::Restricted)
         .await
         .review_id;
     // Visible or not, existing or not: the scope is checked first, so nothing leaks.
@@ -873,7 +888,7 @@ const DELETED: &str = "This paragraph will be deleted entirely";
 
 /// Writes the three comments on V1; returns the review id and the V1 version id.
 async fn document_with_three_comments(ada: &Client) -> (String, String) {
-    let review = create(ada, V1, AccessMode::Link).await;
+    let review = ada.create_with_access("Doc", V1, AccessMode::Link).await;
     let id = review.review_id;
     for quote in [MOVED, EDITED, DELETED] {
         let written = ada.note_on(&id, quote, quote).await;

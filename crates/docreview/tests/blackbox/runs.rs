@@ -5,14 +5,14 @@
 
 use docreview_client::Error;
 use docreview_client::api::{
-    BatchComment, BatchItemError, Category, CommentView, FinishRun, Locator, NewComment, NewReply,
-    NewRunComments, Position, Provider, ReviewInput, ReviewView, RunCommentsWritten, RunKind,
-    RunStatus, RunView, StartRun,
+    AccessMode, BatchComment, BatchItemError, Category, CommentView, FinishRun, Locator,
+    NewComment, NewReply, NewRunComments, Position, Provider, ReviewInput, ReviewView,
+    RunCommentsWritten, RunKind, RunStatus, RunView, StartRun,
 };
 use serde_json::json;
 
 use crate::support::{Client, Server, quote, refused};
-use crate::support::{restricted, review_input};
+use crate::support::{access, review_input};
 
 const HTML: &str = "<!doctype html><html><body>\
 <h1 id=\"intro\">Intro</h1><p>The cat sat on the mat.</p>\
@@ -969,7 +969,7 @@ async fn outsider_cannot_reach_runs_on_a_restricted_document() {
     let owner = server.user("ada@example.com", "Ada", &[], "docs,comments");
     let id = owner
         .create(ReviewInput {
-            access: Some(restricted()),
+            access: Some(access(AccessMode::Restricted)),
             ..review_input("Secret", HTML)
         })
         .await

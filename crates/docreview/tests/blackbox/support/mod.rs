@@ -382,15 +382,7 @@ impl Server {
             .stdin(Stdio::null())
             .output()
             .expect("run docreview admin issue-token");
-        assert!(
-            output.status.success(),
-            "issue-token: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout)
-            .expect("utf8")
-            .trim()
-            .to_string()
+        succeeded(&output, "issue-token")
     }
 
     /// Runs `docreview admin …` with `input` on standard input.
@@ -432,29 +424,13 @@ impl Server {
         ];
         args.extend_from_slice(flags);
         let output = self.admin_with_input(&args, &format!("{password}\n"));
-        assert!(
-            output.status.success(),
-            "create-user failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout)
-            .expect("utf8")
-            .trim()
-            .to_string()
+        succeeded(&output, "create-user")
     }
 
     /// Loads a project snapshot through `docreview admin import-projects -`; returns stdout.
     pub fn import_projects(&self, snapshot: &Value) -> String {
         let output = self.admin_with_input(&["import-projects", "-"], &snapshot.to_string());
-        assert!(
-            output.status.success(),
-            "import-projects failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout)
-            .expect("utf8")
-            .trim()
-            .to_string()
+        succeeded(&output, "import-projects")
     }
 
     /// Signs in through the login form; returns a client carrying the session cookie (and this
@@ -496,15 +472,7 @@ impl Server {
         let mut args = vec!["create-user", "--email", email, "--name", name];
         args.extend_from_slice(flags);
         let output = self.admin(&args);
-        assert!(
-            output.status.success(),
-            "create-user failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout)
-            .expect("utf8")
-            .trim()
-            .to_string()
+        succeeded(&output, "create-user")
     }
 
     /// Issues a personal token (scopes comma-separated, "" for the default).
@@ -514,15 +482,7 @@ impl Server {
             args.extend_from_slice(&["--scopes", scopes]);
         }
         let output = self.admin(&args);
-        assert!(
-            output.status.success(),
-            "issue-token failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout)
-            .expect("utf8")
-            .trim()
-            .to_string()
+        succeeded(&output, "issue-token")
     }
 
     /// A new user with a token holding `scopes`.
@@ -660,6 +620,20 @@ impl Client {
         self.api.create_review(&input).await.expect("create review")
     }
 
+    /// Creates a document titled `title` from `html` with access `mode`; returns the Review.
+    pub async fn create_with_access(
+        &self,
+        title: &str,
+        html: &str,
+        mode: AccessMode,
+    ) -> ReviewView {
+        self.create(ReviewInput {
+            access: Some(access(mode)),
+            ..review_input(title, html)
+        })
+        .await
+    }
+
     /// Adds `html` as the document's next version (default label); returns the Review.
     pub async fn add_version(&self, review_id: &str, html: &str) -> ReviewView {
         let file = docreview_client::HtmlFile {
@@ -791,12 +765,26 @@ pub fn review_input(title: &str, html: &str) -> ReviewInput {
     }
 }
 
-/// Access for the owner and the people named (none here) only.
-pub fn restricted() -> AccessInput {
+/// Access in `mode`, with nobody named.
+pub fn access(mode: AccessMode) -> AccessInput {
     AccessInput {
-        mode: Some(AccessMode::Restricted),
+        mode: Some(mode),
         allowed_users: None,
     }
+}
+
+/// The trimmed standard output of an operator command, which must have succeeded.
+#[track_caller]
+fn succeeded(output: &std::process::Output, command: &str) -> String {
+    assert!(
+        output.status.success(),
+        "{command} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::str::from_utf8(&output.stdout)
+        .expect("utf8")
+        .trim()
+        .to_string()
 }
 
 fn typed_client(base: &str, token: Option<&str>) -> docreview_client::Client {
