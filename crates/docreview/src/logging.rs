@@ -84,13 +84,17 @@ pub fn flush() {
     }
 }
 
-/// Installs the global subscriber: `RUST_LOG` (default `info`), text or JSON lines.
+/// The filter when `RUST_LOG` is unset. html5ever warns about every parse error it recovers from
+/// ("foster parenting not implemented"): facts about an uploaded document, not about the service.
+const DEFAULT_FILTER: &str = "info,html5ever=error";
+
+/// Installs the global subscriber: `RUST_LOG` (default [`DEFAULT_FILTER`]), text or JSON lines.
 pub fn init(json: bool) {
     let buffer = BUFFER.get_or_init(LogBuffer::start);
     let writer = buffer.clone();
     let make_writer = move || writer.clone();
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| DEFAULT_FILTER.into());
     if json {
         tracing_subscriber::fmt()
             .json()

@@ -1,8 +1,8 @@
 //! Running statements: transactions, rows read through the shared decoders
 //! (`docreview_core::store::columns`), and text PostgreSQL can store.
 
-use docreview_core::store::StoreResult;
 use docreview_core::store::columns::{ColumnError, ColumnResult, Columns};
+use docreview_core::store::{StoreError, StoreResult};
 use sqlx::postgres::PgRow;
 use sqlx::{Postgres, Row as _, Transaction};
 
@@ -82,14 +82,29 @@ impl PgStore {
     /// A read-only snapshot: every statement inside sees the same committed state, so a
     /// document never comes back with comments newer than its revision says.
     pub(crate) async fn snapshot(&self) -> StoreResult<Transaction<'static, Postgres>> {
-        self.pool
-            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        self.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .await
-            .map_err(map_error)
     }
 
     pub(crate) async fn begin(&self) -> StoreResult<Transaction<'static, Postgres>> {
-        self.pool.begin().await.map_err(map_error)
+        self.begin_with("BEGIN").await
+    }
+
+    /// Starts a transaction on a task of its own. sqlx's `begin` is not cancel-safe on
+    /// PostgreSQL (transact-rs/sqlx#4393, in 0.8.6 and 0.9.0): dropped between sending `BEGIN`
+    /// and reading its answer, as a request is when its client goes away, it returns the
+    /// connection to the pool inside a transaction nobody ends, and the next caller's writes
+    /// are never committed. On its own task the `BEGIN` always completes; a transaction whose
+    /// caller is gone is then dropped there, which rolls it back.
+    async fn begin_with(
+        &self,
+        statement: &'static str,
+    ) -> StoreResult<Transaction<'static, Postgres>> {
+        let pool = self.pool.clone();
+        tokio::spawn(async move { pool.begin_with(statement).await })
+            .await
+            .map_err(|error| StoreError::Internal(error.into()))?
+            .map_err(map_error)
     }
 }
 

@@ -443,3 +443,62 @@ async fn migration_2_covers_existing_rows() {
     drop(store);
     drop(scratch);
 }
+
+/// A request the client gives up on drops the store call wherever it is waiting, including
+/// between sending `BEGIN` and reading its answer. The connection must not go back to the pool
+/// inside that transaction: the next caller's writes would then never be committed (and hold
+/// their locks) while they answer success. Cancelled after every number of polls up to where
+/// the call finishes, on a pool of one connection so that the next caller gets the same one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cancelled_mid_begin_leaves_no_transaction_on_the_pool() {
+    let Some((scratch, url)) = ScratchDatabase::create().await else {
+        eprintln!("note: {ADMIN_URL_VAR} is not set; skipped");
+        return;
+    };
+    let options = PgOptions {
+        max_connections: 1,
+        ..test_options()
+    };
+    let store = PgStore::connect(&url, options).await.expect("connect");
+    let mut observer = PgConnection::connect(&url).await.expect("observer");
+    observer
+        .execute("CREATE TABLE probe (n int)")
+        .await
+        .expect("probe table");
+    for polls in 1..200_i32 {
+        let call = store.share_rate_counts(T0, vec![("key".to_string(), 1)]);
+        if finishes_within(call, polls).await {
+            return;
+        }
+        sqlx::query("INSERT INTO probe VALUES ($1)")
+            .bind(polls)
+            .execute(store.pool())
+            .await
+            .expect("insert");
+        let seen: i64 = sqlx::query_scalar("SELECT count(*) FROM probe WHERE n = $1")
+            .bind(polls)
+            .fetch_one(&mut observer)
+            .await
+            .expect("count");
+        assert_eq!(
+            seen, 1,
+            "after a call dropped at poll {polls}, a write through the pool was not committed"
+        );
+    }
+    drop(store);
+    drop(scratch);
+}
+
+/// Polls `future` up to `polls` times, letting the runtime (and so the network) run between
+/// polls; drops it unfinished unless it finished. Whether it finished.
+async fn finishes_within<F: std::future::Future>(future: F, polls: i32) -> bool {
+    let mut future = std::pin::pin!(future);
+    for _ in 0..polls {
+        let polled = std::future::poll_fn(|cx| std::task::Poll::Ready(future.as_mut().poll(cx)));
+        if polled.await.is_ready() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+    false
+}
