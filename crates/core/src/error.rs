@@ -103,6 +103,15 @@ impl AuthFailure {
 }
 
 impl Error {
+    /// The message with its cause, for the log. The message alone never names the cause of an
+    /// internal or unavailable error, because it is what a client is shown.
+    pub fn detail(&self) -> String {
+        match self {
+            Error::Internal(source) | Error::Unavailable(source) => format!("{self}: {source}"),
+            _ => self.to_string(),
+        }
+    }
+
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::InvalidRequest(message.into())
     }
@@ -130,5 +139,26 @@ impl From<StoreError> for Error {
             StoreError::Unavailable(source) => Error::Unavailable(source),
             StoreError::Internal(source) => Error::Internal(source),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn the_cause_is_in_the_detail_and_never_in_the_message() {
+        let error = Error::Internal("relation \"users\" does not exist".into());
+        assert_eq!(error.to_string(), "internal error");
+        assert_eq!(
+            error.detail(),
+            "internal error: relation \"users\" does not exist"
+        );
+        let unavailable = Error::Unavailable("connection refused".into());
+        assert!(unavailable.detail().ends_with(": connection refused"));
+        assert_eq!(
+            Error::NotFound("document").detail(),
+            Error::NotFound("document").to_string()
+        );
     }
 }

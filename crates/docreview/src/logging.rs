@@ -84,17 +84,35 @@ pub fn flush() {
     }
 }
 
-/// The filter when `RUST_LOG` is unset. html5ever warns about every parse error it recovers from
-/// ("foster parenting not implemented"): facts about an uploaded document, not about the service.
-const DEFAULT_FILTER: &str = "info,html5ever=error";
+/// html5ever warns about every parse error it recovers from ("foster parenting not
+/// implemented"): facts about an uploaded document, not about the service. Kept out of the log
+/// unless `RUST_LOG` names html5ever itself.
+const QUIET_PARSER: &str = "html5ever=off";
 
-/// Installs the global subscriber: `RUST_LOG` (default [`DEFAULT_FILTER`]), text or JSON lines.
+/// The log filter: `RUST_LOG` (default `info`; a value that does not parse is ignored) with
+/// [`QUIET_PARSER`] added.
+fn filter() -> tracing_subscriber::EnvFilter {
+    let asked = std::env::var("RUST_LOG").unwrap_or_default();
+    let asked = if asked.trim().is_empty() {
+        "info"
+    } else {
+        asked.as_str()
+    };
+    let directives = if asked.contains("html5ever") {
+        asked.to_string()
+    } else {
+        format!("{asked},{QUIET_PARSER}")
+    };
+    tracing_subscriber::EnvFilter::try_new(directives)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("info,{QUIET_PARSER}")))
+}
+
+/// Installs the global subscriber: [`filter`], text or JSON lines.
 pub fn init(json: bool) {
     let buffer = BUFFER.get_or_init(LogBuffer::start);
     let writer = buffer.clone();
     let make_writer = move || writer.clone();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| DEFAULT_FILTER.into());
+    let filter = filter();
     if json {
         tracing_subscriber::fmt()
             .json()

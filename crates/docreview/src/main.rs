@@ -605,7 +605,12 @@ async fn backfill_search(service: Arc<Service>) {
     match service.backfill_search_text().await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "indexed the text of older documents for search"),
-        Err(error) => tracing::warn!(%error, "could not index older documents for search"),
+        Err(error) => {
+            tracing::warn!(
+                error = error.detail(),
+                "could not index older documents for search"
+            );
+        }
     }
 }
 
@@ -617,7 +622,7 @@ async fn sweep_stale_runs(service: Arc<Service>) {
         match service.expire_stale_runs().await {
             Ok(0) => {}
             Ok(count) => tracing::info!(count, "failed runs left running for 24 hours"),
-            Err(error) => tracing::warn!(%error, "could not sweep stale runs"),
+            Err(error) => tracing::warn!(error = error.detail(), "could not sweep stale runs"),
         }
     }
 }

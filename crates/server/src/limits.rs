@@ -229,7 +229,7 @@ impl SharedWindows {
             }
             Err(error) => {
                 // Counted again with the next exchange.
-                tracing::warn!(%error, "could not share rate-limit counts");
+                tracing::warn!(error = error.detail(), "could not share rate-limit counts");
                 let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
                 if state.window == window {
                     for (key, count) in sent {

@@ -139,6 +139,31 @@ async fn the_request_log_names_route_status_latency_request_id_and_principal() {
     assert!(!log.contains(AGENT_TOKEN));
 }
 
+/// The HTML parser's complaints about an uploaded document (one a misplaced element) are facts
+/// about the document, not the service: they stay out of the log at every level `RUST_LOG` sets
+/// unless it names the parser.
+#[tokio::test]
+async fn an_uploaded_document_s_parse_errors_stay_out_of_the_log() {
+    let server = Server::start_full(Storage::fresh(), &[("RUST_LOG", "info")], &[], true);
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let misnested =
+        "<!doctype html><table><tr>text outside a cell<td>x</td><b>bold</b></tr></table>";
+    ada.upload("Misnested", misnested).await;
+    let reply = ada
+        .send(
+            ada.raw("GET", "/api/reviews")
+                .header("x-request-id", "after-the-upload"),
+        )
+        .await;
+    reply.expect(200);
+    let log = wait_for_log(&server, |log| log.contains("after-the-upload")).await;
+    assert!(log.contains("route=/api/reviews"), "{log}");
+    assert!(
+        !log.contains("html5ever"),
+        "the parser's warnings reached the log:\n{log}"
+    );
+}
+
 /// `--log-format json` (here through `DOCREVIEW_LOG_FORMAT`) writes each line as one JSON object.
 #[tokio::test]
 async fn the_request_log_can_be_json_lines() {

@@ -202,7 +202,7 @@ impl IntoResponse for WebError {
             }
             WebError::Core { error, htmx } => {
                 if matches!(error, Error::Internal(_) | Error::Unavailable(_)) {
-                    tracing::error!(%error, "a web page failed");
+                    tracing::error!(error = error.detail(), "a web page failed");
                 }
                 let (status, heading, message) = describe(&error);
                 if htmx {
