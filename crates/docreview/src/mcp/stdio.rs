@@ -86,13 +86,14 @@ async fn write_lines(
                     result
                 }
             },
-            refusal = refused.recv(), if refusals_open => match refusal {
-                Some(()) => output.write_all(PARSE_ERROR.as_bytes()).await,
-                None => {
+            refusal = refused.recv(), if refusals_open => {
+                if refusal.is_some() {
+                    output.write_all(PARSE_ERROR.as_bytes()).await
+                } else {
                     refusals_open = false;
                     Ok(())
                 }
-            },
+            }
         };
         if written.is_err() || output.flush().await.is_err() {
             return;
