@@ -215,7 +215,9 @@ fn beacon(control: String) -> (String, Arc<Mutex<Vec<String>>>) {
         for stream in listener.incoming().flatten() {
             let mut line = String::new();
             let mut reader = BufReader::new(&stream);
-            if reader.read_line(&mut line).is_err() {
+            // A connection that sends no request is Chromium preconnecting to the host of a
+            // link under the pointer (links in comments may point anywhere): nothing was sent.
+            if reader.read_line(&mut line).is_err() || line.is_empty() {
                 continue;
             }
             let path = line.split(' ').nth(1).unwrap_or_default().to_string();

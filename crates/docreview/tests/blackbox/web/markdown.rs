@@ -207,8 +207,10 @@ async fn the_composer_previews_what_will_be_shown() {
         "Use *replay* with `--warm` and **strong words**"
     );
 
-    // A refused preview (here: no CSRF token) says so in place and keeps the text.
-    compose(&browser, "Kept *text*").await;
+    // A refused preview (here: no CSRF token) says so in place and keeps the text; the composer
+    // on the whole document this time.
+    browser.click("#comment-document").await;
+    browser.type_into("#composer-body", "Kept *text*").await;
     browser
         .run(
             "document.querySelector('meta[name=csrf-token]').content = 'wrong';",
