@@ -13,6 +13,7 @@ mod documents;
 mod harness;
 mod hostile;
 mod live;
+mod markdown;
 mod org;
 mod pages;
 mod review;
