@@ -1,6 +1,6 @@
 //! Document text for docreview: HTML text extraction with heading sections, text-quote
-//! anchoring (exact and approximate) for comments that must survive edits, and comment bodies
-//! rendered from Markdown.
+//! anchoring (exact and approximate) for comments that must survive edits, suggested changes
+//! spliced into a document's HTML, and comment bodies rendered from Markdown.
 //!
 //! All offsets are Unicode code points, matching what browsers report for text ranges.
 
@@ -11,6 +11,8 @@ mod indexed;
 mod markdown;
 mod passages;
 mod quote;
+mod source;
+mod splice;
 
 pub use diff::{Change, ChangeKind, word_changes};
 pub use html::{DocumentText, Heading, collapse_whitespace, extract, slug};
@@ -21,3 +23,4 @@ pub use quote::{
     MatchKind, QUOTE_CONTEXT, TextMatch, TextQuote, count_exact, find_exact, find_exact_within,
     max_errors, nearest, occurrences, quote_at, reanchor,
 };
+pub use splice::{SpliceError, Spliced, TextEdit, overlapping, splice};
