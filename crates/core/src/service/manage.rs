@@ -7,7 +7,10 @@ use super::reviews::normalize_tags;
 use super::{Service, accounts::normalize_email, check_length};
 use crate::access::{self, Actor, Operation};
 use crate::error::{Error, Result};
-use crate::model::{AccessGrant, AccessMode, GrantRole, Provider, Role, UserStatus};
+use crate::model::{
+    AccessGrant, AccessMode, GrantRole, Provider, Role, UserStatus, WebhookEventType,
+};
+use crate::outbox::Sink;
 use crate::store::{ReviewUpdate, StoreError};
 
 /// A document may be shared with at most this many people by email.
@@ -153,11 +156,25 @@ impl Service {
     /// `DELETE /api/reviews/{id}` (owner): the document and everything in it.
     pub async fn delete_review(&self, actor: &Actor, review_id: &str) -> Result<()> {
         access::permit(actor, Operation::Manage)?;
-        let (_, role) = self.visible(actor, review_id).await?;
+        let (head, role) = self.visible(actor, review_id).await?;
         access::require_role(role, Role::Owner, "deleting the document")?;
-        match self.store.delete_review(review_id).await {
+        let deleted = self.event_on(
+            WebhookEventType::ReviewDeleted,
+            actor,
+            &head.review,
+            self.clock.now(),
+        );
+        match self
+            .store
+            .delete_review(review_id, vec![deleted.entry()])
+            .await
+        {
             Err(StoreError::NotFound) => Err(Error::NotFound("document")),
-            outcome => Ok(outcome?),
+            outcome => {
+                outcome?;
+                self.wake(Sink::Event);
+                Ok(())
+            }
         }
     }
 

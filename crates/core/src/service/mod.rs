@@ -4,6 +4,7 @@ mod accounts;
 mod comments;
 mod manage;
 mod org;
+mod outbox;
 mod page;
 mod projects;
 mod render;
@@ -62,6 +63,8 @@ pub struct Service {
     settings: Settings,
     /// Failed sign-ins and command-line code exchanges, per client address.
     failed_attempts: FailureLimiter,
+    /// This node's claims on the outbox, and its workers' wake-ups.
+    outbox: outbox::OutboxState,
 }
 
 impl Service {
@@ -73,7 +76,9 @@ impl Service {
     ) -> Self {
         let texts = TextCache::new(settings.text_cache_bytes);
         let states = BoundedCache::new(render::STATE_CACHE_BYTES);
+        let node = crate::ids::new_id("node_", clock.now(), &OsEntropy);
         Service {
+            outbox: outbox::OutboxState::new(node),
             states,
             store,
             clock,
