@@ -41,6 +41,13 @@ pub fn rfc3339(millis: Millis) -> String {
     at.format(&format).unwrap_or_default()
 }
 
+/// The instant an RFC 3339 time (as [`rfc3339`] writes it) names; `None` for anything else.
+pub fn millis_of(text: &str) -> Option<Millis> {
+    let at =
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    i64::try_from(at.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
 /// A source of random bytes for ids and secrets, injected like the clock: the operating
 /// system's in production ([`OsEntropy`]); a test may give its own to get known ids.
 pub trait Entropy: Send + Sync {
@@ -71,5 +78,14 @@ mod tests {
     fn formats_milliseconds_in_utc() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(1_795_000_000_123), "2026-11-18T11:06:40.123Z");
+    }
+
+    #[test]
+    fn reads_back_what_it_writes() {
+        assert_eq!(
+            millis_of(&rfc3339(1_795_000_000_123)),
+            Some(1_795_000_000_123)
+        );
+        assert_eq!(millis_of("yesterday"), None);
     }
 }

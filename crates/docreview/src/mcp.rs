@@ -5,6 +5,8 @@
 //! run's comments, then complete it. Answers are trimmed JSON of at most about 25,000
 //! characters, with a `nextCursor` to continue; errors say what to do instead.
 
+mod stdio;
+
 use std::sync::{Arc, Mutex, PoisonError};
 
 use docreview_client::api::{
@@ -524,7 +526,7 @@ impl ServerHandler for DocreviewMcp {
 /// Serves MCP over stdio until the client hangs up.
 pub async fn serve(client: Client) -> anyhow::Result<()> {
     let service = DocreviewMcp::new(client)
-        .serve(rmcp::transport::stdio())
+        .serve(stdio::transport(tokio::io::stdin(), tokio::io::stdout()))
         .await?;
     service.waiting().await?;
     Ok(())

@@ -37,21 +37,16 @@ pub fn current_request_id() -> Option<String> {
     REQUEST_ID.try_with(Clone::clone).ok()
 }
 
-/// Gives every request an id: the caller's `x-request-id` when it is a short token (so ids
-/// follow a request through a proxy), else a new random one. It is on the request's log span,
-/// on the answer's `x-request-id`, and in the body of a 5xx, so a user's report of a failure
-/// finds its log lines (the body never says more than the id).
+/// Gives every request an id: the caller's `x-request-id` when it is a plain id (so ids follow
+/// a request through a proxy), else a new random one. It is on the request's log span, on the
+/// answer's `x-request-id`, and in the body of a 5xx, so a user's report of a failure finds its
+/// log lines (the body never says more than the id).
 pub async fn request_id(mut request: Request, next: Next) -> Response {
     let id = request
         .headers()
         .get(&REQUEST_ID_HEADER)
         .and_then(|value| value.to_str().ok())
-        .filter(|value| {
-            (1..=64).contains(&value.len())
-                && value
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
-        })
+        .filter(|value| is_plain_request_id(value))
         .map_or_else(new_request_id, str::to_string);
     request.extensions_mut().insert(RequestId(id.clone()));
     let mut response = REQUEST_ID.scope(id.clone(), next.run(request)).await;
@@ -61,6 +56,20 @@ pub async fn request_id(mut request: Request, next: Next) -> Response {
             .insert(REQUEST_ID_HEADER.clone(), value);
     }
     response
+}
+
+/// What a caller's request id may be, to be logged and echoed: a UUID, or at most 31 letters,
+/// digits, `-` and `.` (a hex trace id, a proxy's counter). Anything else is replaced rather than
+/// cleaned, so nothing else a client sends there reaches the log: every secret the service
+/// accepts is longer (shared tokens have at least 32 characters, personal tokens 53 with a `_`).
+fn is_plain_request_id(value: &str) -> bool {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'.';
+    let is_uuid = value.len() == 36
+        && value.bytes().enumerate().all(|(at, b)| match at {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        });
+    is_uuid || ((1..32).contains(&value.len()) && value.bytes().all(plain))
 }
 
 fn new_request_id() -> String {

@@ -82,7 +82,7 @@ pub use search::{
     check_search_snippets_replies_and_order, check_search_splits_words_at_punctuation,
     check_search_text,
 };
-pub use sessions::{check_login_codes, check_sessions};
+pub use sessions::{check_login_codes, check_sessions, check_setting_a_password_ends_sessions};
 pub use versions::{
     check_write_version_append, check_write_version_replace, check_write_version_stale,
 };
@@ -144,6 +144,7 @@ macro_rules! conformance_tests {
             check_remove_account,
             check_sessions,
             check_login_codes,
+            check_setting_a_password_ends_sessions,
             check_update_review,
             check_delete_review,
             check_import_projects,

@@ -107,6 +107,46 @@ pub async fn check_sessions(store: Arc<dyn Store>) {
         .expect("deleting a missing session is not an error");
 }
 
+/// Setting a password ends every browser session of that account, and only of that account.
+pub async fn check_setting_a_password_ends_sessions(store: Arc<dyn Store>) {
+    user(&store, "usr_alice").await;
+    user(&store, "usr_bob").await;
+    for (id, owner, byte) in [
+        ("ses_1", "usr_alice", 1),
+        ("ses_2", "usr_alice", 2),
+        ("ses_3", "usr_bob", 3),
+    ] {
+        store
+            .insert_session(session(id, owner, byte))
+            .await
+            .expect("insert");
+    }
+    assert!(
+        store
+            .set_password_hash("usr_alice", "$argon2id$new".into())
+            .await
+            .expect("set")
+    );
+    for ended in [1, 2] {
+        assert!(
+            store
+                .session_by_hash(&hash_of(ended))
+                .await
+                .expect("by hash")
+                .is_none(),
+            "session {ended} of the account whose password changed must end"
+        );
+    }
+    assert!(
+        store
+            .session_by_hash(&hash_of(3))
+            .await
+            .expect("by hash")
+            .is_some(),
+        "another account's session stays"
+    );
+}
+
 fn code(user_id: &str, byte: u8) -> LoginCodeRecord {
     LoginCodeRecord {
         hash: hash_of(byte),

@@ -181,13 +181,21 @@ impl AccountStore for PgStore {
     }
 
     async fn set_password_hash(&self, user_id: &str, hash: String) -> StoreResult<bool> {
+        let mut tx = self.begin().await?;
         let changed = sqlx::query("UPDATE users SET password_hash = $2 WHERE id = $1")
             .bind(user_id)
             .bind(hash)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await
             .map_err(map_error)?
             .rows_affected();
+        // A new password ends every browser session signed in with the old one.
+        sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_error)?;
+        tx.commit().await.map_err(map_error)?;
         Ok(changed == 1)
     }
 

@@ -124,6 +124,9 @@ impl AccountStore for SqliteStore {
                 params![user_id, hash],
             )
             .map_err(internal)?;
+            // A new password ends every browser session signed in with the old one.
+            execute(conn, "DELETE FROM sessions WHERE user_id = ?1", [&user_id])
+                .map_err(internal)?;
             Ok(changed == 1)
         })
         .await

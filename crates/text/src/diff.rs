@@ -29,8 +29,13 @@ pub struct Change {
     pub text: String,
 }
 
+/// Unchanged words between two edits, up to this many, are shown as part of one rewritten
+/// run rather than splitting it (a sentence rewritten around "the" reads as one change).
+const ABSORBED_WORDS: usize = 3;
+
 /// The word-level changes from `old` to `new`, unchanged stretches shortened to their context.
-/// Empty when the texts are equal.
+/// Each changed run is one removal followed by one addition (either may be missing), with the
+/// spaces inside it kept; empty when the texts are equal.
 pub fn word_changes(old: &str, new: &str) -> Vec<Change> {
     if old == new {
         return Vec::new();
@@ -39,27 +44,139 @@ pub fn word_changes(old: &str, new: &str) -> Vec<Change> {
         .algorithm(Algorithm::Myers)
         .timeout(DEADLINE)
         .diff_words(old, new);
-    let mut merged: Vec<Change> = Vec::new();
-    for change in diff.iter_all_changes() {
-        let kind = match change.tag() {
-            ChangeTag::Equal => ChangeKind::Same,
-            ChangeTag::Insert => ChangeKind::Added,
-            ChangeTag::Delete => ChangeKind::Removed,
-        };
-        match merged.last_mut() {
-            Some(last) if last.kind == kind => last.text.push_str(change.value()),
-            _ => merged.push(Change {
-                kind,
-                text: change.value().to_string(),
-            }),
-        }
-    }
+    let tokens: Vec<(ChangeKind, &str)> = diff
+        .iter_all_changes()
+        .map(|change| {
+            let kind = match change.tag() {
+                ChangeTag::Equal => ChangeKind::Same,
+                ChangeTag::Insert => ChangeKind::Added,
+                ChangeTag::Delete => ChangeKind::Removed,
+            };
+            (kind, change.value())
+        })
+        .collect();
+    let merged = runs(&tokens);
     let count = merged.len();
     merged
         .into_iter()
         .enumerate()
         .flat_map(|(index, change)| shorten(change, index == 0, index + 1 == count))
         .collect()
+}
+
+/// Groups word tokens into unchanged stretches and changed runs. A run takes in the unchanged
+/// tokens between its edits when they are only spaces, or a few words no longer than the edits
+/// on either side; each run becomes one removal (its old text) and one addition (its new text).
+fn runs(tokens: &[(ChangeKind, &str)]) -> Vec<Change> {
+    let mut out: Vec<Change> = Vec::new();
+    let mut index = 0;
+    while index < tokens.len() {
+        let (kind, text) = tokens[index];
+        if kind == ChangeKind::Same {
+            push(&mut out, ChangeKind::Same, text);
+            index += 1;
+            continue;
+        }
+        let (mut removed, mut added) = (String::new(), String::new());
+        let mut end = index;
+        loop {
+            // The edits up to the next unchanged token.
+            while end < tokens.len() && tokens[end].0 != ChangeKind::Same {
+                match tokens[end].0 {
+                    ChangeKind::Removed => removed.push_str(tokens[end].1),
+                    _ => added.push_str(tokens[end].1),
+                }
+                end += 1;
+            }
+            // The unchanged tokens after them, and whether more edits follow.
+            let mut gap_end = end;
+            while gap_end < tokens.len() && tokens[gap_end].0 == ChangeKind::Same {
+                gap_end += 1;
+            }
+            if gap_end == end || gap_end == tokens.len() {
+                break;
+            }
+            let gap: String = tokens[end..gap_end].iter().map(|(_, text)| *text).collect();
+            let next_edit: usize = tokens[gap_end..]
+                .iter()
+                .take_while(|(kind, _)| *kind != ChangeKind::Same)
+                .map(|(_, text)| text.chars().count())
+                .sum();
+            let edit_so_far = removed.chars().count().max(added.chars().count());
+            let words = gap.split_whitespace().count();
+            let absorbed = words == 0
+                || (words <= ABSORBED_WORDS && gap.chars().count() <= edit_so_far.min(next_edit));
+            if !absorbed {
+                break;
+            }
+            removed.push_str(&gap);
+            added.push_str(&gap);
+            end = gap_end;
+        }
+        // Spaces at a run's ends belong to the unchanged text around it.
+        let (lead, old_core, new_core, trail) = trim_common_spaces(&removed, &added);
+        push(&mut out, ChangeKind::Same, lead);
+        push(&mut out, ChangeKind::Removed, old_core);
+        push(&mut out, ChangeKind::Added, new_core);
+        push(&mut out, ChangeKind::Same, trail);
+        index = end;
+    }
+    out
+}
+
+/// Splits off the whitespace both sides of a run start (or end) with: `(leading, old core,
+/// new core, trailing)`.
+fn trim_common_spaces<'a>(
+    removed: &'a str,
+    added: &'a str,
+) -> (&'a str, &'a str, &'a str, &'a str) {
+    let lead = |text: &str| text.len() - text.trim_start().len();
+    let trail = |text: &str| text.len() - text.trim_end().len();
+    let common = |a: &str, b: &str| {
+        a.chars()
+            .zip(b.chars())
+            .take_while(|(x, y)| x == y && x.is_whitespace())
+            .map(|(x, _)| x.len_utf8())
+            .sum::<usize>()
+    };
+    let common_end = |a: &str, b: &str| {
+        a.chars()
+            .rev()
+            .zip(b.chars().rev())
+            .take_while(|(x, y)| x == y && x.is_whitespace())
+            .map(|(x, _)| x.len_utf8())
+            .sum::<usize>()
+    };
+    // An empty side (a pure addition or removal) shares whatever spaces the other has.
+    let (start, end) = match (removed.is_empty(), added.is_empty()) {
+        (true, _) | (_, true) => (0, 0),
+        _ => (
+            common(removed, added).min(lead(removed)),
+            common_end(removed, added).min(trail(removed)),
+        ),
+    };
+    let start = start.min(removed.len()).min(added.len());
+    let end = end.min(removed.len() - start).min(added.len() - start);
+    (
+        &removed[..start],
+        &removed[start..removed.len() - end],
+        &added[start..added.len() - end],
+        &removed[removed.len() - end..],
+    )
+}
+
+/// Appends `text` as `kind`, merged into the last change when it is of the same kind.
+fn push(out: &mut Vec<Change>, kind: ChangeKind, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    match out.last_mut() {
+        Some(last) if last.kind == kind => last.text.push_str(text),
+        _ => out.push(Change {
+            kind,
+            text: text.to_string(),
+        }),
+    }
 }
 
 /// Cuts an unchanged stretch to the context around the edits next to it.
@@ -123,5 +240,67 @@ mod tests {
         assert_eq!(changes[2].text, "64");
         assert_eq!(changes[3].text, "128");
         assert!(changes[1].text.ends_with("The cache holds "));
+    }
+
+    fn shown(changes: &[Change]) -> Vec<(ChangeKind, &str)> {
+        changes.iter().map(|c| (c.kind, c.text.as_str())).collect()
+    }
+
+    #[test]
+    fn a_changed_run_is_one_removal_and_one_addition_with_its_spaces() {
+        let changes = word_changes(
+            "use it instead of the old one",
+            "use it without the old one",
+        );
+        assert_eq!(
+            shown(&changes),
+            vec![
+                (ChangeKind::Same, "use it "),
+                (ChangeKind::Removed, "instead of"),
+                (ChangeKind::Added, "without"),
+                (ChangeKind::Same, " the old one"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rewritten_sentence_is_not_interleaved_word_by_word() {
+        let changes = word_changes(
+            "Intro. We ship on Monday after the final review. Outro.",
+            "Intro. The team ships on Tuesday once the review is done. Outro.",
+        );
+        let removed: Vec<&str> = changes
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Removed)
+            .map(|c| c.text.as_str())
+            .collect();
+        let added: Vec<&str> = changes
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Added)
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(removed, vec!["We ship on Monday after the final review."]);
+        assert_eq!(
+            added,
+            vec!["The team ships on Tuesday once the review is done."]
+        );
+    }
+
+    #[test]
+    fn pure_additions_and_removals_keep_their_spaces() {
+        let changes = word_changes("a b c", "a b x c");
+        let text: String = changes
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Removed)
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(text, "a b x c");
+        let changes = word_changes("a b x c", "a b c");
+        let old: String = changes
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Added)
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(old, "a b x c");
     }
 }

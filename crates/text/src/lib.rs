@@ -1,5 +1,6 @@
-//! Document text for docreview: HTML text extraction with heading sections, and
-//! text-quote anchoring (exact and approximate) for comments that must survive edits.
+//! Document text for docreview: HTML text extraction with heading sections, text-quote
+//! anchoring (exact and approximate) for comments that must survive edits, and comment bodies
+//! rendered from Markdown.
 //!
 //! All offsets are Unicode code points, matching what browsers report for text ranges.
 
@@ -7,11 +8,13 @@ mod approx;
 mod diff;
 mod html;
 mod indexed;
+mod markdown;
 mod quote;
 
 pub use diff::{Change, ChangeKind, word_changes};
 pub use html::{DocumentText, Heading, collapse_whitespace, extract, slug};
 pub use indexed::IndexedText;
+pub use markdown::{Mention, render_markdown};
 pub use quote::{
     MatchKind, QUOTE_CONTEXT, TextMatch, TextQuote, count_exact, find_exact,
     find_ignoring_whitespace, max_errors, nearest, occurrences, quote_at, reanchor,

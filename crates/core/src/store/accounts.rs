@@ -18,7 +18,8 @@ pub trait AccountStore: Send + Sync {
     async fn account_by_id(&self, id: &str) -> StoreResult<Option<Account>>;
     /// The argon2id PHC string of a local account's password, if it has one.
     async fn password_hash(&self, user_id: &str) -> StoreResult<Option<String>>;
-    /// Replaces the account's password hash; `false` when there is no such account.
+    /// Replaces the account's password hash and ends the account's browser sessions, in one
+    /// transaction; `false` when there is no such account.
     async fn set_password_hash(&self, user_id: &str, hash: String) -> StoreResult<bool>;
 
     async fn insert_token(&self, token: TokenRecord) -> StoreResult<()>;

@@ -51,28 +51,45 @@ pub fn load() -> Result<Hosts, Failure> {
     }
 }
 
-/// Writes `hosts.toml` readable by its owner only (it holds tokens).
+/// Writes `hosts.toml` readable by its owner only (it holds tokens), in a folder only its owner
+/// can enter, whatever the umask. The new text goes to a temporary file first and replaces the
+/// old one whole, so a failure midway never leaves half a file.
 pub fn save(hosts: &Hosts) -> Outcome {
     let path = path()?;
     let text = toml::to_string(hosts).map_err(|error| Failure::error(error.to_string()))?;
     let failed =
         |error: std::io::Error| Failure::error(format!("writing {}: {error}", path.display()));
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(failed)?;
-    }
+    let temporary = path.with_extension("toml.tmp");
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
+    if let Some(dir) = path.parent() {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+            builder.mode(0o700);
+            builder.create(dir).map_err(failed)?;
+            // A folder made before (by an older client, or under a loose umask) is closed too.
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(failed)?;
+        }
+        #[cfg(not(unix))]
+        builder.create(dir).map_err(failed)?;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         options.mode(0o600);
-        if path.exists() {
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        if temporary.exists() {
+            std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600))
                 .map_err(failed)?;
         }
     }
-    let mut file = options.open(&path).map_err(failed)?;
-    file.write_all(text.as_bytes()).map_err(failed)
+    let mut file = options.open(&temporary).map_err(failed)?;
+    file.write_all(text.as_bytes()).map_err(failed)?;
+    file.sync_all().map_err(failed)?;
+    std::fs::rename(&temporary, &path).map_err(failed)
 }
 
 /// The server to talk to: `--base-url`, else `DOCREVIEW_URL`, else the current one.

@@ -524,9 +524,21 @@ async fn an_operator_sets_a_members_password() {
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
-    server
+    let before = server
         .sign_in("eve@example.com", "long enough password")
         .await;
+    before.get("/api/me").await.expect(200);
+
+    // A new password ends the sessions signed in with the old one (as a reset would).
+    let again = set("eve@example.com", "another long password\n");
+    assert!(again.status.success());
+    before.get("/api/me").await.expect(401);
+    server
+        .sign_in("eve@example.com", "another long password")
+        .await
+        .get("/api/me")
+        .await
+        .expect(200);
 }
 
 /// A 401 says why (DESIGN.md §6): `reason` tells missing, malformed, unknown, expired, revoked

@@ -697,3 +697,59 @@ async fn the_client_speaks_https_and_trusts_only_what_the_system_trusts() {
     let plain = json_of(&signed_in_at(&server.base, Some(no_certificates)));
     assert_eq!(plain["user"]["email"], "ada@example.com", "{plain}");
 }
+
+/// Under `umask 000` the credentials' folder is still the owner's alone (0700) and the file
+/// 0600; a folder left open by an older client is closed on the next save.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_credentials_folder_is_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "docs");
+    let config = tempfile::tempdir().expect("config dir");
+    let mode = |path: &Path| {
+        std::fs::metadata(path)
+            .expect("exists")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    let folder = config.path().join("docreview");
+    let sign_in = || {
+        // The login runs under umask 000, set by a shell that then becomes the client.
+        let mut login = Command::new("sh")
+            .args(["-c", "umask 000 && exec \"$0\" \"$@\""])
+            .arg(support::binary())
+            .args(["auth", "login", "--with-token", "--base-url", &server.base])
+            .env("XDG_CONFIG_HOME", config.path())
+            .env_remove("DOCREVIEW_URL")
+            .env_remove("DOCREVIEW_TOKEN")
+            .env("RUST_LOG", "off")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start");
+        writeln!(login.stdin.take().expect("stdin"), "{token}").expect("write");
+        let done = login.wait_with_output().expect("ends");
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+    };
+    sign_in();
+    assert_eq!(mode(&folder), 0o700, "the folder is its owner's alone");
+    assert_eq!(mode(&folder.join("hosts.toml")), 0o600);
+
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).expect("open it");
+    sign_in();
+    assert_eq!(mode(&folder), 0o700, "an open folder is closed again");
+    assert!(
+        !folder.join("hosts.toml.tmp").exists(),
+        "no temporary file is left behind"
+    );
+    let listed = json_of(&run(config.path(), &["reviews", "list", "--json"]));
+    assert_eq!(listed["reviews"], serde_json::json!([]));
+}

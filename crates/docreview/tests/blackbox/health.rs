@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::support::{SAMPLE_HTML, Server, Storage};
+use crate::support::{AGENT_TOKEN, SAMPLE_HTML, Server, Storage};
 
 /// A TCP proxy on 127.0.0.1 to the test's PostgreSQL that can be switched off: while down it
 /// does not listen (connections are refused) and the connections it carried are cut.
@@ -230,18 +230,28 @@ async fn every_answer_carries_a_request_id_and_a_callers_short_id_is_kept() {
         )
         .await;
     assert_eq!(kept.header("x-request-id"), Some("lb-7f3a.2"));
-    let replaced = client
-        .send(
-            client
-                .raw("GET", "/healthz")
-                .header("x-request-id", "no spaces allowed"),
-        )
+    let uuid = "0b4c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3";
+    let kept = client
+        .send(client.raw("GET", "/healthz").header("x-request-id", uuid))
         .await;
-    assert_eq!(
-        replaced.header("x-request-id").map(str::len),
-        Some(24),
-        "an id that is not a short token is replaced"
-    );
+    assert_eq!(kept.header("x-request-id"), Some(uuid));
+    // Not plain: spaces, a personal token pasted by mistake, anything long.
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "comments");
+    for sent in [
+        "no spaces allowed".to_string(),
+        token.clone(),
+        "a".repeat(32),
+        AGENT_TOKEN.to_string(),
+        "semi;colon".to_string(),
+    ] {
+        let replaced = client
+            .send(client.raw("GET", "/healthz").header("x-request-id", &sent))
+            .await;
+        let id = replaced.header("x-request-id").unwrap_or_default();
+        assert_eq!(id.len(), 24, "{sent:?} must be replaced, got {id:?}");
+        assert_ne!(id, sent);
+    }
 }
 
 #[tokio::test]

@@ -213,3 +213,63 @@ async fn an_agent_reviews_a_document_in_one_run() {
     );
     assert_eq!(body["review"]["aiReviewRuns"][0]["summary"], "19 notes.");
 }
+
+/// A line that is not JSON text (invalid UTF-8, a lone surrogate escape, cut-off JSON) is
+/// answered with JSON-RPC's parse error (`-32700`, `id` null), and the server keeps serving:
+/// an `initialize` sent after them is answered as usual.
+#[tokio::test(flavor = "multi_thread")]
+async fn lines_that_are_not_json_get_a_parse_error_and_the_server_goes_on() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "comments");
+    let config = tempfile::tempdir().expect("config dir");
+    let mut child = tokio::process::Command::new(support::binary())
+        .arg("mcp")
+        .env("XDG_CONFIG_HOME", config.path())
+        .env("DOCREVIEW_URL", &server.base)
+        .env("DOCREVIEW_TOKEN", &token)
+        .env("RUST_LOG", "off")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn docreview mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "raw", "version": "1" } }
+    });
+    stdin
+        .write_all(b"\xff\xfe not UTF-8\n{\"jsonrpc\":\"2.0\",\"id\":\"\\ud800\"}\n{\"jsonrpc\":\n")
+        .await
+        .expect("write");
+    stdin
+        .write_all(format!("{initialize}\n").as_bytes())
+        .await
+        .expect("write");
+    stdin.flush().await.expect("flush");
+
+    let mut parse_errors = 0;
+    let mut initialized = false;
+    while parse_errors < 3 || !initialized {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(20), stdout.next_line())
+            .await
+            .expect("an answer within 20 s")
+            .expect("read")
+            .expect("a line before the end");
+        let answer: Value = serde_json::from_str(&line).expect("every answer is JSON");
+        if answer["error"]["code"] == -32700 {
+            assert!(answer["id"].is_null(), "{answer}");
+            assert_eq!(answer["jsonrpc"], "2.0");
+            parse_errors += 1;
+        } else {
+            assert_eq!(answer["id"], 1, "{answer}");
+            assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+            initialized = true;
+        }
+    }
+    assert_eq!(parse_errors, 3);
+}

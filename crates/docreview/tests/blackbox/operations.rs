@@ -137,6 +137,30 @@ async fn the_request_log_names_route_status_latency_request_id_and_principal() {
     let log = wait_for_log(&server, |log| log.contains("principal=svc_agent")).await;
     assert!(log.contains("principal=svc_agent"), "{log}");
     assert!(!log.contains(AGENT_TOKEN));
+    // A secret pasted into x-request-id is replaced, never logged or echoed.
+    let token = ada.token().expect("a token").to_string();
+    for pasted in [token.as_str(), AGENT_TOKEN] {
+        let reply = ada
+            .send(ada.raw("GET", "/api/me").header("x-request-id", pasted))
+            .await;
+        reply.expect(200);
+        assert_ne!(reply.header("x-request-id"), Some(pasted));
+    }
+    server
+        .agent()
+        .api()
+        .list_reviews(&ListQuery::default())
+        .await
+        .expect("the agent lists");
+    let log = wait_for_log(&server, |log| {
+        log.matches("principal=svc_agent").count() >= 2
+    })
+    .await;
+    assert!(
+        !log.contains(&token),
+        "a token sent as a request id reached the log"
+    );
+    assert!(!log.contains(AGENT_TOKEN));
 }
 
 /// The HTML parser's complaints about an uploaded document (one a misplaced element) are facts

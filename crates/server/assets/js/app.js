@@ -50,6 +50,41 @@ document.addEventListener("click", (event) => {
   if (dismiss) dismiss.closest(".toast")?.remove();
 });
 
+/** Space kept between a popover and the viewport's edges, in pixels. */
+const EDGE = 8;
+
+/**
+ * Keeps an open popover (`details.menu > .menu-body`) inside the viewport: it opens below its
+ * button, aligned to the button's left edge, and is moved left (or right) as far as it would
+ * otherwise run past an edge. Also when its content arrives later (htmx) or the window resizes.
+ */
+export function keepInViewport(menu) {
+  const body = menu.querySelector(":scope > .menu-body");
+  if (!(body instanceof HTMLElement) || !menu.open) return;
+  body.style.translate = "";
+  const rect = body.getBoundingClientRect();
+  const width = document.documentElement.clientWidth;
+  let shift = 0;
+  if (rect.right > width - EDGE) shift = width - EDGE - rect.right;
+  if (rect.left + shift < EDGE) shift = EDGE - rect.left;
+  if (shift) body.style.translate = `${Math.round(shift)}px 0`;
+}
+
+function openMenus() {
+  return /** @type {HTMLDetailsElement[]} */ (Array.from(document.querySelectorAll("details.menu[open]")));
+}
+
+document.addEventListener(
+  "toggle",
+  (event) => {
+    const menu = event.target;
+    if (menu instanceof HTMLDetailsElement && menu.classList.contains("menu")) keepInViewport(menu);
+  },
+  true,
+);
+window.addEventListener("resize", () => openMenus().forEach(keepInViewport));
+document.addEventListener("htmx:afterSettle", () => openMenus().forEach(keepInViewport));
+
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 /** Shows every `<time datetime>` under `root` in the reader's time zone. */

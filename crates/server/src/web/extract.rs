@@ -8,6 +8,7 @@ use axum::http::{HeaderMap, Method};
 use docreview_core::access::Actor;
 use docreview_core::identity;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 
 use crate::session::{CSRF_HEADER, cookie_value};
 use crate::web::error::WebError;
@@ -121,5 +122,22 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for CsrfForm<T> {
         serde_urlencoded::from_bytes(&bytes)
             .map(CsrfForm)
             .map_err(|error| WebError::bad_form(&format!("The form is incomplete: {error}."), htmx))
+    }
+}
+
+/// A form number that may be sent empty (`start=`, as a form's unused hidden field is): empty
+/// is absent, anything else must parse. For `#[serde(default, deserialize_with = "…")]`.
+pub fn empty_as_none<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    match Option::<String>::deserialize(deserializer)?
+        .as_deref()
+        .map(str::trim)
+    {
+        None | Some("") => Ok(None),
+        Some(text) => text.parse().map(Some).map_err(serde::de::Error::custom),
     }
 }

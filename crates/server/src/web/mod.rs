@@ -15,6 +15,7 @@ mod documents;
 mod error;
 mod extract;
 mod layout;
+mod markdown;
 mod org;
 mod review;
 mod session;
@@ -38,6 +39,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(account::router())
         .merge(org::router())
         .merge(review::router())
+        .merge(markdown::router())
         .merge(api_docs::router())
         .layer(axum::middleware::from_fn_with_state(
             state,

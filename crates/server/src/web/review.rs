@@ -16,8 +16,10 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use docreview_core::model::{AnchorState, CommentStatus, RunStatus, Section};
+use docreview_core::clock::millis_of;
+use docreview_core::model::{AnchorState, CommentStatus, Millis, RunStatus, Section};
 use docreview_core::service::{TextChange, TextChangeKind, VersionCounts};
+use docreview_core::view::UNDO_WINDOW_MS;
 use serde::Deserialize;
 
 use crate::AppState;
@@ -191,6 +193,8 @@ pub struct Panel {
     pub shown: usize,
     pub runs: Vec<RunView>,
     pub offer: Option<Offer>,
+    /// The service's clock when the panel was made (for the undo windows it shows).
+    pub now: Millis,
 }
 
 #[allow(
@@ -215,6 +219,16 @@ impl Panel {
         self.offer
             .as_ref()
             .filter(|offer| offer.comment_id == comment_id && offer.kind == kind)
+    }
+
+    /// When the undo window of an item written at `created_ts` ends (milliseconds).
+    pub fn undo_until(&self, created_ts: &str) -> Millis {
+        millis_of(created_ts).unwrap_or(self.now) + UNDO_WINDOW_MS
+    }
+
+    /// Whole minutes left to undo an item written at `created_ts`, rounded up.
+    pub fn undo_minutes(&self, created_ts: &str) -> Millis {
+        ((self.undo_until(created_ts) - self.now).max(0) + 59_999) / 60_000
     }
 
     #[allow(
@@ -316,6 +330,7 @@ pub async fn build_panel(
         shown,
         runs: review.ai_review_runs.clone(),
         offer,
+        now: state.service.now(),
     })
 }
 
@@ -559,21 +574,38 @@ async fn versions(
 #[derive(Template)]
 #[template(path = "review/changes.html")]
 struct ChangesFragment {
-    changes: Vec<TextChange>,
+    changes: Vec<ShownChange>,
 }
 
-#[allow(
-    clippy::unused_self,
-    reason = "called by the askama template as a method of its context"
-)]
-impl ChangesFragment {
-    fn kind(&self, change: &TextChange) -> &'static str {
-        match change.kind {
-            TextChangeKind::Same => "same",
-            TextChangeKind::Added => "added",
-            TextChangeKind::Removed => "removed",
-            TextChangeKind::Skipped => "skipped",
-        }
+/// One stretch of the changes view: `same`, `added`, `removed` or `skipped`, and whether it is
+/// an addition right after a removal (shown apart, so the two runs never read as one word).
+struct ShownChange {
+    kind: &'static str,
+    text: String,
+    replaces: bool,
+}
+
+impl ShownChange {
+    fn list(changes: Vec<TextChange>) -> Vec<ShownChange> {
+        let mut previous = TextChangeKind::Same;
+        changes
+            .into_iter()
+            .map(|change| {
+                let shown = ShownChange {
+                    kind: match change.kind {
+                        TextChangeKind::Same => "same",
+                        TextChangeKind::Added => "added",
+                        TextChangeKind::Removed => "removed",
+                        TextChangeKind::Skipped => "skipped",
+                    },
+                    replaces: change.kind == TextChangeKind::Added
+                        && previous == TextChangeKind::Removed,
+                    text: change.text,
+                };
+                previous = change.kind;
+                shown
+            })
+            .collect()
     }
 }
 
@@ -590,8 +622,10 @@ async fn changes(
         .version_changes(&signed_in.actor, &review_id, &version_id)
         .await
         .map_err(|error| WebError::core(error, htmx))?;
-    let html = ChangesFragment { changes }
-        .render()
-        .map_err(|error| WebError::core(docreview_core::Error::Internal(Box::new(error)), htmx))?;
+    let html = ChangesFragment {
+        changes: ShownChange::list(changes),
+    }
+    .render()
+    .map_err(|error| WebError::core(docreview_core::Error::Internal(Box::new(error)), htmx))?;
     Ok(axum::response::Html(html).into_response())
 }

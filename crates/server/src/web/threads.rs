@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::web::error::WebError;
-use crate::web::extract::{CsrfForm, SignedIn, is_htmx};
+use crate::web::extract::{CsrfForm, SignedIn, empty_as_none, is_htmx};
 use crate::web::review::{ScreenQuery, render_panel};
 
 pub fn router() -> Router<AppState> {
@@ -197,10 +197,13 @@ struct CommentForm {
     exact: Option<String>,
     prefix: Option<String>,
     suffix: Option<String>,
+    #[serde(default, deserialize_with = "empty_as_none")]
     start: Option<usize>,
+    #[serde(default, deserialize_with = "empty_as_none")]
     end: Option<usize>,
     version: Option<String>,
     section: Option<String>,
+    #[serde(default, deserialize_with = "empty_as_none")]
     base: Option<i64>,
 }
 
@@ -287,6 +290,7 @@ async fn create(
 #[derive(Deserialize)]
 struct TextForm {
     body: String,
+    #[serde(default, deserialize_with = "empty_as_none")]
     base: Option<i64>,
     #[serde(default)]
     seen: String,
@@ -333,6 +337,7 @@ async fn reply(
 #[derive(Deserialize)]
 struct StatusForm {
     status: String,
+    #[serde(default, deserialize_with = "empty_as_none")]
     base: Option<i64>,
     #[serde(default)]
     seen: String,

@@ -169,6 +169,32 @@ const VECTORS: &[&str] = &[
     "<x onclick=\"RUN\">custom element</x>",
     "<svg><a><animate attributeName=href values=javascript:RUN /><text x=20 y=20>animated</text></a></svg>",
     "<img src=x onerror=\"document.cookie='x=1';RUN\">",
+    // Markdown (comment and reply bodies are rendered from it): links and images that would
+    // run or load, raw HTML in every Markdown context, attribute break-outs.
+    "[md link](javascript:RUN)",
+    "[md case](JaVaScRiPt:RUN)",
+    "[md bracketed](<javascript:RUN>)",
+    "[md entity](&#106;avascript:RUN)",
+    "[md escaped](javascript\\:RUN)",
+    "[md data](data:text/html;base64,PHNjcmlwdD5SVU48L3NjcmlwdD4=)",
+    "[md vbscript](vbscript:RUN)",
+    "<javascript:RUN>",
+    "[md ref][evil]\n\n[evil]: javascript:RUN",
+    "![md image](BEACON/mdimg-ID)",
+    "![md js image](javascript:RUN)",
+    "[![md nested](BEACON/mdnested-ID)](BEACON/mdouter-ID)",
+    "[md title](https://example.com \"x\\\" onmouseover=\\\"RUN\")",
+    "[<img src=x onerror=RUN>](https://example.com)",
+    "*<img src=x onerror=RUN>* **<svg onload=RUN>**",
+    "`<script>RUN</script>` and `` <img src=x onerror=RUN> ``",
+    "```html\n<script>RUN</script>\n```",
+    "> <iframe srcdoc=\"<script>RUN</script>\"></iframe>",
+    "- <details open ontoggle=RUN>\n- <a href=\"javascript:RUN\">raw</a>",
+    "# <svg/onload=RUN>\n\n---\n\n<style>*{background:url(BEACON/mdstyle-ID)}</style>",
+    "<div>\n\n[md in html](javascript:RUN)\n\n</div>",
+    "[md <b>html</b> text](javascript:RUN)",
+    "[md space]( javascript:RUN )",
+    "<!-- --><script>RUN</script>",
 ];
 
 fn vector(index: usize, beacon: &str) -> String {
@@ -189,7 +215,9 @@ fn beacon(control: String) -> (String, Arc<Mutex<Vec<String>>>) {
         for stream in listener.incoming().flatten() {
             let mut line = String::new();
             let mut reader = BufReader::new(&stream);
-            if reader.read_line(&mut line).is_err() {
+            // A connection that sends no request is Chromium preconnecting to the host of a
+            // link under the pointer (links in comments may point anywhere): nothing was sent.
+            if reader.read_line(&mut line).is_err() || line.is_empty() {
                 continue;
             }
             let path = line.split(' ').nth(1).unwrap_or_default().to_string();
@@ -283,6 +311,50 @@ fn assert_clean(probe: &Value, beacon: &Arc<Mutex<Vec<String>>>, screen: &str, r
     assert!(
         left.is_empty(),
         "{screen}: requests left the page: {left:?}"
+    );
+}
+
+/// Every rendered body (cards, replies, previews) holds only what Markdown makes: no element
+/// that runs or loads, no event attribute, no link but `http`, `https`, `mailto` or relative,
+/// each opening a new tab without its opener; raw HTML shows as text.
+async fn assert_bodies_inert(browser: &Browser, screen: &str) {
+    let found = browser
+        .run(
+            r"const allowed = new Set(['P','BR','EM','STRONG','DEL','CODE','PRE','A','UL','OL','LI',
+                'BLOCKQUOTE','HR','H1','H2','H3','H4','H5','H6']);
+              const bodies = [...document.querySelectorAll('.markdown')];
+              const bad = [];
+              for (const body of bodies) {
+                for (const el of body.querySelectorAll('*')) {
+                  if (!allowed.has(el.tagName)) bad.push('element ' + el.tagName);
+                  for (const attr of el.attributes) {
+                    if (!['href', 'title', 'rel', 'target', 'start', 'class'].includes(attr.name)) bad.push('attribute ' + attr.name);
+                  }
+                  if (el.tagName === 'A') {
+                    const href = el.getAttribute('href');
+                    if (href !== null && /^\s*[a-z][a-z0-9+.-]*:/i.test(href) && !/^(https?|mailto):/i.test(href)) bad.push('link ' + href);
+                    if (el.getAttribute('rel') !== 'noopener nofollow ugc' || el.getAttribute('target') !== '_blank') bad.push('link without rel/target');
+                  }
+                }
+              }
+              const raw = bodies.some((b) => b.textContent.includes('<script>'));
+              return { count: bodies.length, bad, raw };",
+            vec![],
+        )
+        .await;
+    assert!(
+        found["count"].as_u64().unwrap_or_default() > 0,
+        "{screen}: no rendered body"
+    );
+    assert_eq!(
+        found["bad"],
+        json!([]),
+        "{screen}: a body holds markup it must not"
+    );
+    assert_eq!(
+        found["raw"],
+        json!(true),
+        "{screen}: raw HTML in a body is shown as text"
     );
 }
 
@@ -504,8 +576,35 @@ async fn hostile_content_never_runs_reads_the_cookie_calls_the_api_navigates_or_
             .await;
         let probe = browser.run(PROBE, vec![]).await;
         assert_clean(&probe, &hits, screen, &review_id);
+        assert_bodies_inert(&browser, screen).await;
         browser.check_accessibility(screen).await;
     }
+    // The composer's preview renders hostile Markdown the same way, and nothing runs there.
+    browser.click("#comment-document").await;
+    let typed: String = VECTORS
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.starts_with('[') || v.starts_with('!') || v.starts_with('<'))
+        .map(|(i, _)| vector(i, &origin))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    browser
+        .run(
+            "const field = document.getElementById('composer-body'); field.value = arguments[0]; \
+             field.dispatchEvent(new Event('input', { bubbles: true }));",
+            vec![json!(typed)],
+        )
+        .await;
+    browser.click(".composer [data-preview]").await;
+    browser
+        .wait_for(
+            "document.querySelector('.composer .preview .markdown')",
+            "the preview",
+        )
+        .await;
+    let probe = browser.run(PROBE, vec![]).await;
+    assert_clean(&probe, &hits, "the composer's preview", &review_id);
+    assert_bodies_inert(&browser, "the composer's preview").await;
     browser.screenshot("hostile-review").await;
 
     // The view URL opened directly: nothing runs there either.

@@ -308,3 +308,75 @@ async fn an_ended_session_keeps_the_draft_through_signing_in_again() {
     assert!(read.comments[0].thread.is_empty());
     browser.quit().await;
 }
+
+/// The screen's fallback: a comment being written on a passage that a new version removed goes
+/// to the whole document, says so, and is written there.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_comment_whose_passage_left_in_a_new_version_goes_to_the_whole_document() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    let review = api.upload("Launch plan", DOC).await;
+    let id = review.review_id.clone();
+
+    let browser = Browser::open(&server, WIDE).await;
+    block_events(&browser).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    browser.goto(&format!("/reviews/{id}")).await;
+    browser
+        .wait_for(
+            "document.getElementById('review').classList.contains('frame-ready')",
+            "the screen",
+        )
+        .await;
+    select_in_frame(&browser, "needs a runbook").await;
+    browser.click("#selection-button:not([hidden])").await;
+    browser.type_into("#composer-body", "Who writes it?").await;
+
+    // The new version drops the paragraph.
+    api.add_version(
+        &id,
+        &DOC.replace("<p>Support needs a runbook before launch.</p>", ""),
+    )
+    .await;
+
+    browser.click(".composer button[type=submit]").await;
+    let notice = browser
+        .wait_for(
+            "!document.querySelector('.composer-notice')?.hidden && document.querySelector('.composer-notice').textContent",
+            "the composer offered again",
+        )
+        .await;
+    assert!(
+        notice
+            .as_str()
+            .unwrap_or_default()
+            .contains("whole document"),
+        "{notice}"
+    );
+    assert_eq!(
+        browser.text(".composer-target").await,
+        "On the whole document"
+    );
+    browser.click(".composer button[type=submit]").await;
+    browser
+        .wait_for(
+            "document.querySelectorAll('#panel .thread').length === 1",
+            "the comment",
+        )
+        .await;
+    let toasts = browser
+        .run(
+            "return [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)",
+            vec![],
+        )
+        .await;
+    assert_eq!(toasts, json!([]));
+    let read = review_of(&api, &id).await;
+    assert_eq!(read.comments.len(), 1);
+    let comment = &read.comments[0];
+    assert_eq!(comment.body, "Who writes it?");
+    assert!(comment.anchor.quote.is_none() && comment.anchor.section_id.is_none());
+    browser.quit().await;
+}

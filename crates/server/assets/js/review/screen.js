@@ -388,6 +388,33 @@ document.body.addEventListener("htmx:beforeSwap", (event) => {
 
 let runsBefore = runStates();
 
+// ---------------------------------------------------------------------------------------
+// The undo window: "Sent · Undo (9 min)" counts down, and goes when the window closes.
+
+/** The browser's clock minus the server's, taken when the panel was made. */
+let clockSkew = 0;
+
+function measureClockSkew() {
+  const now = Number(panel()?.dataset.now);
+  if (now) clockSkew = Date.now() - now;
+}
+
+function tickUndo() {
+  const serverNow = Date.now() - clockSkew;
+  for (const note of document.querySelectorAll("#panel [data-undo-until]")) {
+    const element = /** @type {HTMLElement} */ (note);
+    const left = Number(element.dataset.undoUntil) - serverNow;
+    if (left <= 0) {
+      element.remove();
+      continue;
+    }
+    const button = element.querySelector("button");
+    if (button) button.textContent = `Undo (${Math.ceil(left / 60000)} min)`;
+  }
+}
+measureClockSkew();
+window.setInterval(tickUndo, 15000);
+
 // Every new panel (after a write, a live change, a filter) gets its highlights and layout.
 document.body.addEventListener("htmx:load", (event) => {
   const element = /** @type {CustomEvent} */ (event).detail.elt;
@@ -403,6 +430,8 @@ function afterPanelChange() {
   cardSizes.disconnect();
   for (const card of current.querySelectorAll(".thread")) cardSizes.observe(card);
   localizeTimes(current);
+  measureClockSkew();
+  tickUndo();
   const composerBase = composerSlot.querySelector('input[name="base"]');
   if (composerBase instanceof HTMLInputElement) composerBase.value = current.dataset.revision ?? "";
   drawThreads();
