@@ -24,6 +24,10 @@ pub struct ErrorBody {
     /// On 400 for a batch sent with `atomic: true`: the items that failed (none was written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<Vec<crate::views::BatchFailure>>,
+    /// On 400 for a locator whose quote is not in the text: where it occurs outside the section
+    /// named, else the closest passages, each a locator that anchors to exactly that passage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<Vec<crate::views::QuoteCandidate>>,
     /// On 5xx: the request's id (also in `x-request-id`), to find it in the server's log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,

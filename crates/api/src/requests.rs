@@ -48,13 +48,61 @@ pub const MAX_BATCH_COMMENTS: usize = 200;
 #[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewRunComments {
-    #[schema(min_items = 1, max_items = 200)]
-    pub comments: Vec<BatchComment>,
+    #[schema(value_type = Vec<BatchComment>, min_items = 1, max_items = 200)]
+    pub comments: Vec<BatchItem>,
     #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
     /// When any item fails, write none of them (400 with the failures in `failed`).
     #[serde(default)]
     pub atomic: bool,
+}
+
+/// One item of a batch as it was read: a comment, or JSON that is not one (a missing body, a
+/// number for a string, a position that is not a whole number, …). Each item is read on its own,
+/// so a bad one fails alone, named by its index, and the others are still written.
+#[derive(Debug, Clone)]
+pub enum BatchItem {
+    Comment(BatchComment),
+    /// What was sent, and why it is not a comment.
+    Unreadable {
+        sent: serde_json::Value,
+        reason: String,
+    },
+}
+
+impl From<BatchComment> for BatchItem {
+    fn from(comment: BatchComment) -> Self {
+        BatchItem::Comment(comment)
+    }
+}
+
+impl<'de> Deserialize<'de> for BatchItem {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let sent = serde_json::Value::deserialize(deserializer)?;
+        Ok(
+            match serde_path_to_error::deserialize::<_, BatchComment>(&sent) {
+                Ok(comment) => BatchItem::Comment(comment),
+                Err(error) => {
+                    let path = error.path().to_string();
+                    let reason = if path == "." {
+                        error.inner().to_string()
+                    } else {
+                        format!("{path}: {}", error.inner())
+                    };
+                    BatchItem::Unreadable { sent, reason }
+                }
+            },
+        )
+    }
+}
+
+impl Serialize for BatchItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            BatchItem::Comment(comment) => comment.serialize(serializer),
+            BatchItem::Unreadable { sent, .. } => sent.serialize(serializer),
+        }
+    }
 }
 
 /// One comment of a batch. What the batch checks per item (body length, category, where the
@@ -288,6 +336,25 @@ pub struct CommentSearchQuery {
     pub status: Option<CommentStatus>,
     pub category: Option<Category>,
     pub review_id: Option<String>,
+    /// How many to return, 1 to 200.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// `GET /api/reviews/{reviewId}/find`.
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct FindQuery {
+    /// The phrase (1 to 1,000 characters); case and white space are not compared.
+    #[param(required = true, min_length = 1, max_length = 1000)]
+    pub q: Option<String>,
+    /// Only the occurrences that start in this heading section (subsections included).
+    pub section_id: Option<String>,
+    /// The version to look in (default the latest).
+    pub version_id: Option<String>,
     /// How many to return, 1 to 200.
     #[param(minimum = 1, maximum = 200)]
     pub limit: Option<usize>,

@@ -240,18 +240,50 @@ pub struct BatchFailure {
     pub index: usize,
     pub error: BatchItemError,
     pub message: String,
-    /// For `quote_not_found`, the closest passages of the text; for `quote_ambiguous`, the
-    /// first occurrences. Each can be sent back as the item's `locator`.
+    /// For `quote_not_found`, where the quote occurs outside the section named, else the closest
+    /// passages of the text (whole words); for `quote_ambiguous`, the first 10 occurrences
+    /// (`find` lists them all). Each can be sent back as the item's `locator`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<QuoteCandidate>,
 }
 
-/// A passage of the latest version's text, as a locator that anchors to exactly it.
+/// A passage of the latest version's text, as a locator that anchors to exactly it: sent back
+/// as it is (or with only its quote and section), it lands where it was offered.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QuoteCandidate {
     pub quote: Quote,
     pub position: Position,
+    /// The innermost heading section the passage starts in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section_id: Option<String>,
+}
+
+/// The answer to `GET /api/reviews/{reviewId}/find`: a phrase's occurrences in a version, in
+/// text order.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FindResults {
+    pub review_id: String,
+    pub version_id: String,
+    /// How many occurrences there are (counted up to 1,000).
+    pub total: usize,
+    pub occurrences: Vec<Occurrence>,
+    pub next_cursor: Option<String>,
+}
+
+/// One occurrence of a phrase: a locator that anchors a comment to exactly it (`quote`,
+/// `position`, `sectionId`), and the text around it as a reader sees it.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Occurrence {
+    /// The passage as the text has it, with the context that tells it from other occurrences.
+    pub quote: Quote,
+    pub position: Position,
+    /// The innermost heading section the passage starts in.
+    pub section_id: Option<String>,
+    /// Up to 80 characters on each side of the passage, with a line break where blocks meet.
+    pub context: String,
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]

@@ -278,6 +278,12 @@ impl Client {
             .await
     }
 
+    /// A phrase's occurrences in a version's text, a page at a time.
+    pub async fn find(&self, review_id: &str, query: &FindQuery) -> Result<FindResults> {
+        let path = format!("/api/reviews/{}/find", segment(review_id));
+        self.call_query(Method::GET, &path, query).await
+    }
+
     /// A version's HTML, as uploaded.
     pub async fn bundle(&self, review_id: &str, version_id: &str) -> Result<String> {
         let path = format!(

@@ -1,8 +1,10 @@
 //! Turning a client's locator into an anchor, and carrying anchors onto a new version.
 
+use std::ops::Range;
+
 pub use docreview_api::wire::Locator;
 use docreview_api::{BatchItemError, QuoteCandidate};
-use docreview_text::{IndexedText, MatchKind, QUOTE_CONTEXT, TextMatch, TextQuote};
+use docreview_text::{IndexedText, MatchKind, QUOTE_CONTEXT, TextQuote};
 
 use crate::error::{Error, Result};
 use crate::model::{Anchor, AnchorState, Position, Quote, SectionSpec};
@@ -11,7 +13,11 @@ use crate::texts::VersionText;
 /// How far a quote's occurrences are counted (enough to say "many").
 pub const AMBIGUITY_COUNT_LIMIT: usize = 1_000;
 
-/// How many passages a quote that cannot be placed is offered.
+/// How many occurrences of a quote that occurs more than once a refusal lists (`find` pages
+/// them all).
+pub const OCCURRENCES_LISTED: usize = 10;
+
+/// How many passages a quote that cannot be found is offered.
 const CANDIDATES: usize = 3;
 
 /// Why a quote cannot be placed as sent, and the passages it may have meant.
@@ -22,54 +28,150 @@ pub struct QuoteTrouble {
     pub candidates: Vec<QuoteCandidate>,
 }
 
-/// A quote [`resolve`] would refuse (it does not occur, even ignoring white space), or would
-/// place by guessing (it occurs more than once and no prefix, suffix or position says which).
-/// A batch refuses both, offering the passages meant: the closest ones, or the first
-/// occurrences.
+/// The part of the text a locator's quote is looked for in: the section `sectionId` names (the
+/// occurrences that start in it, subsections included), else the whole text. Sections supplied
+/// with `review.structure` have no place in the text, so they narrow nothing.
+fn scope(locator: &Locator, text: &VersionText) -> Range<usize> {
+    locator
+        .section_id
+        .as_deref()
+        .and_then(|id| text.sections.iter().find(|s| s.id == id))
+        .map_or(0..text.text.char_len(), |s| s.start..s.end)
+}
+
+/// Where `exact` occurs starting within `within`: its exact occurrences, or when there are
+/// none, those found without comparing white space (a quote copied from the rendered page has a
+/// line break where blocks meet, which the text lacks). At most `limit`, in text order.
+fn occurrences(
+    text: &IndexedText,
+    exact: &str,
+    within: Range<usize>,
+    limit: usize,
+) -> Vec<(usize, usize)> {
+    let found: Vec<(usize, usize)> =
+        docreview_text::occurrences(text, exact, within.clone(), limit)
+            .iter()
+            .map(|m| (m.start, m.end))
+            .collect();
+    if found.is_empty() {
+        docreview_text::find_ignoring_whitespace(text, exact, within, limit)
+    } else {
+        found
+    }
+}
+
+/// A quote [`resolve`] would refuse (it does not occur in its scope, even ignoring white space),
+/// or would place by guessing (it occurs more than once and no prefix, suffix or position says
+/// which). A batch refuses both, offering the passages meant: where the quote occurs outside the
+/// section named, else the closest passages (whole words), or the first occurrences.
 pub fn quote_trouble(locator: &Locator, text: &VersionText) -> Option<QuoteTrouble> {
     let quote = locator.quote.as_ref().filter(|q| !q.exact.is_empty())?;
-    let text = &text.text;
-    let count = docreview_text::count_exact(text, &quote.exact, AMBIGUITY_COUNT_LIMIT);
-    let candidates = |found: Vec<TextMatch>| {
-        found
-            .iter()
-            .map(|m| candidate(text, m.start, m.end))
-            .collect()
-    };
-    if count == 0 && docreview_text::find_ignoring_whitespace(text, &quote.exact, None).is_none() {
-        let candidates: Vec<QuoteCandidate> =
-            candidates(docreview_text::nearest(text, &quote.exact, CANDIDATES));
-        let message = if candidates.is_empty() {
-            "locator.quote was not found in the document's text, nor anything close to it"
-        } else {
-            "locator.quote was not found in the document's text; `candidates` has the closest passages"
-        };
-        return Some(QuoteTrouble {
-            error: BatchItemError::QuoteNotFound,
-            message: message.to_string(),
-            candidates,
-        });
+    let found = occurrences(
+        &text.text,
+        &quote.exact,
+        scope(locator, text),
+        AMBIGUITY_COUNT_LIMIT,
+    );
+    if found.is_empty() {
+        return Some(not_found(locator, text));
     }
     let unguided = quote.prefix.is_empty() && quote.suffix.is_empty() && locator.position.is_none();
+    let count = found.len();
     (count > 1 && unguided).then(|| QuoteTrouble {
         error: BatchItemError::QuoteAmbiguous,
         message: format!(
-            "locator.quote occurs {}{count} times; send a prefix, suffix or position to say \
-             which (`candidates` has the first ones)",
+            "locator.quote occurs {}{count} times{}; send one of `candidates` back as the \
+             locator (the first {}, each with its section), or say which with sectionId, prefix, \
+             suffix or position (`find` lists every occurrence)",
             if count == AMBIGUITY_COUNT_LIMIT {
                 "at least "
             } else {
                 ""
-            }
+            },
+            in_section(locator),
+            OCCURRENCES_LISTED.min(count),
         ),
-        candidates: candidates(docreview_text::occurrences(text, &quote.exact, CANDIDATES)),
+        candidates: found
+            .iter()
+            .take(OCCURRENCES_LISTED)
+            .map(|&(start, end)| candidate(text, start, end))
+            .collect(),
     })
 }
 
-fn candidate(text: &IndexedText, start: usize, end: usize) -> QuoteCandidate {
+fn in_section(locator: &Locator) -> String {
+    locator
+        .section_id
+        .as_ref()
+        .map(|id| format!(" in section `{id}`"))
+        .unwrap_or_default()
+}
+
+/// The refusal of a quote that is not in its scope, with the passages it may have meant.
+fn not_found(locator: &Locator, text: &VersionText) -> QuoteTrouble {
+    let exact = locator.quote.as_ref().map_or("", |q| q.exact.as_str());
+    let whole = 0..text.text.char_len();
+    let scope = scope(locator, text);
+    let offer =
+        |found: &[(usize, usize)]| found.iter().map(|&(s, e)| candidate(text, s, e)).collect();
+    if scope != whole {
+        let elsewhere = occurrences(&text.text, exact, whole.clone(), CANDIDATES);
+        if !elsewhere.is_empty() {
+            return QuoteTrouble {
+                error: BatchItemError::QuoteNotFound,
+                message: format!(
+                    "locator.quote is not{}; it occurs elsewhere (`candidates`, each with its \
+                     section)",
+                    in_section(locator)
+                ),
+                candidates: offer(&elsewhere),
+            };
+        }
+    }
+    let mut closest = close_passages(text, exact, scope.clone());
+    if closest.is_empty() && scope != whole {
+        closest = close_passages(text, exact, whole);
+    }
+    let message = if closest.is_empty() {
+        format!(
+            "locator.quote was not found{} in the document's text, nor anything close to it",
+            in_section(locator)
+        )
+    } else {
+        format!(
+            "locator.quote was not found{} in the document's text; `candidates` has the \
+             closest passages, each ready to send back as the locator",
+            in_section(locator)
+        )
+    };
+    QuoteTrouble {
+        error: BatchItemError::QuoteNotFound,
+        message,
+        candidates: offer(&closest),
+    }
+}
+
+/// The passages closest to `exact` within `within`, widened to whole words (a passage offered
+/// as "cklog has grown" would anchor two characters into "backlog"), without repeats.
+fn close_passages(text: &VersionText, exact: &str, within: Range<usize>) -> Vec<(usize, usize)> {
+    let mut passages: Vec<(usize, usize)> = Vec::new();
+    for found in docreview_text::nearest(&text.text, exact, within, CANDIDATES) {
+        let passage =
+            docreview_text::widen_to_words(&text.text, &text.block_breaks, found.start, found.end);
+        if passage.0 < passage.1 && !passages.contains(&passage) {
+            passages.push(passage);
+        }
+    }
+    passages
+}
+
+/// A passage as a locator that anchors to exactly it: its quote with the context stored with
+/// every anchor (which tells it from any other occurrence), its position, and its section.
+pub fn candidate(text: &VersionText, start: usize, end: usize) -> QuoteCandidate {
     QuoteCandidate {
-        quote: quote_at(text, start, end).into(),
+        quote: quote_at(&text.text, start, end).into(),
         position: Position { start, end }.into(),
+        section_id: text.section_at(start).map(|section| section.id.clone()),
     }
 }
 
@@ -99,15 +201,27 @@ pub fn resolve(
                 return Err(Error::invalid("locator.quote.exact must not be empty"));
             }
             let hint = position.as_ref().map(|p| p.start);
-            match docreview_text::find_exact(&text.text, &to_text_quote(&quote.into()), hint) {
+            let within = scope(locator, text);
+            let exact = docreview_text::find_exact_within(
+                &text.text,
+                &to_text_quote(&quote.into()),
+                hint,
+                within.clone(),
+            );
+            match exact {
                 Some(found) => Some((found.start, found.end)),
-                // A quote copied from the rendered page has line breaks where blocks meet (the
-                // text has none) or other white space: found without comparing white space, and
-                // anchored to the text's own passage.
+                // Copied from the rendered page (line breaks where blocks meet): anchored to
+                // the text's own passage, the one nearest the position when one was sent.
                 None => Some(
-                    docreview_text::find_ignoring_whitespace(&text.text, &quote.exact, hint)
+                    occurrences(&text.text, &quote.exact, within, AMBIGUITY_COUNT_LIMIT)
+                        .into_iter()
+                        .min_by_key(|&(start, _)| hint.map_or(0, |h| start.abs_diff(h)))
                         .ok_or_else(|| {
-                            Error::invalid("locator.quote was not found in the document's text")
+                            let trouble = not_found(locator, text);
+                            Error::QuoteNotFound {
+                                message: trouble.message,
+                                candidates: trouble.candidates,
+                            }
                         })?,
                 ),
             }
@@ -142,6 +256,24 @@ pub fn resolve(
         position: Some(Position { start, end }),
         state: AnchorState::Exact,
     })
+}
+
+/// How many places a quote sent with nothing to tell its occurrences apart (no prefix, suffix
+/// or position) could mean within its scope, counted up to [`AMBIGUITY_COUNT_LIMIT`]; `None`
+/// when something told them apart or it occurs once.
+pub fn unguided_matches(locator: &Locator, text: &VersionText) -> Option<usize> {
+    let quote = locator.quote.as_ref()?;
+    if locator.position.is_some() || !quote.prefix.is_empty() || !quote.suffix.is_empty() {
+        return None;
+    }
+    let count = occurrences(
+        &text.text,
+        &quote.exact,
+        scope(locator, text),
+        AMBIGUITY_COUNT_LIMIT,
+    )
+    .len();
+    (count > 1).then_some(count)
 }
 
 /// Carries an anchor onto a new version: exact quote match, else approximate, else orphaned.
@@ -250,7 +382,7 @@ mod tests {
         };
         assert!(matches!(
             resolve(&missing, "v", &v1, None),
-            Err(Error::InvalidRequest(_))
+            Err(Error::QuoteNotFound { .. })
         ));
         let past_end = Locator {
             position: Some(wire::Position { start: 2, end: 99 }),

@@ -20,6 +20,13 @@ pub enum Error {
     /// A batch sent with `atomic: true` in which some items failed; nothing was written.
     #[error("{} of the batch's comments failed; none was written", .0.len())]
     BatchRejected(Vec<docreview_api::BatchFailure>),
+    /// A locator's quote is not in the text (or not in the section it names); the passages it
+    /// may have meant come with the refusal.
+    #[error("{message}")]
+    QuoteNotFound {
+        message: String,
+        candidates: Vec<docreview_api::QuoteCandidate>,
+    },
     /// The document, comment or other identifier does not exist or is not visible.
     #[error("{0} not found")]
     NotFound(&'static str),

@@ -482,7 +482,10 @@ impl DocreviewMcp {
         for (chunk, items) in items.chunks(MAX_BATCH_COMMENTS).enumerate() {
             let first = chunk * MAX_BATCH_COMMENTS;
             let batch = NewRunComments {
-                comments: items.iter().map(batch_comment).collect(),
+                comments: items
+                    .iter()
+                    .map(|item| batch_comment(item).into())
+                    .collect(),
                 base_comments_revision: None,
                 atomic: false,
             };

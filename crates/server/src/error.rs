@@ -38,6 +38,7 @@ pub fn error_body(status: StatusCode, error: &str, message: impl Into<String>) -
         current_revision: None,
         latest_version_id: None,
         failed: None,
+        candidates: None,
         request_id: if status.is_server_error() {
             crate::middleware::current_request_id()
         } else {
@@ -79,7 +80,7 @@ impl IntoResponse for ApiError {
             Error::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
             Error::InsufficientScope(_) => (StatusCode::FORBIDDEN, "insufficient_scope"),
             Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
-            Error::InvalidRequest(_) | Error::BatchRejected(_) => {
+            Error::InvalidRequest(_) | Error::BatchRejected(_) | Error::QuoteNotFound { .. } => {
                 (StatusCode::BAD_REQUEST, "invalid_request")
             }
             Error::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
@@ -114,6 +115,9 @@ impl IntoResponse for ApiError {
             Error::RevisionConflict { current } => body.current_revision = Some(*current),
             Error::StaleVersion { latest } => body.latest_version_id = Some(latest.clone()),
             Error::BatchRejected(failed) => body.failed = Some(failed.clone()),
+            Error::QuoteNotFound { candidates, .. } => {
+                body.candidates = Some(candidates.clone());
+            }
             _ => {}
         }
         let mut response = respond(body);

@@ -35,26 +35,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let is_json = request
-            .headers()
-            .get(axum::http::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split(';').next())
-            .is_some_and(|mime| {
-                let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json"
-                    || (mime.starts_with("application/") && mime.ends_with("+json"))
-            });
-        if !is_json {
-            return Err(unsupported_media_type(
-                "send the body as JSON with Content-Type: application/json",
-            ));
-        }
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(body_error)?;
-        let value = serde_json::from_slice(&bytes)
-            .map_err(|error| ApiError::invalid(format!("invalid JSON body: {error}")))?;
+        let (value, bytes) = read_json(request, state).await?;
         if json_has_nul(&bytes) {
             return Err(ApiError::invalid(
                 "text in the body must not contain NUL (\\u0000) characters",
@@ -62,6 +43,49 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         }
         Ok(ApiJson(value))
     }
+}
+
+/// A JSON body whose items are checked one by one (a batch of comments): as [`ApiJson`], except
+/// that NUL is left to the core's check of each item, so that it fails that item alone.
+pub struct ItemsJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ItemsJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        read_json(request, state)
+            .await
+            .map(|(value, _)| ItemsJson(value))
+    }
+}
+
+/// The JSON body, and its bytes: 415 without `application/json`, 413 beyond the size limit, 400
+/// when malformed.
+async fn read_json<S: Send + Sync, T: DeserializeOwned>(
+    request: Request,
+    state: &S,
+) -> Result<(T, Bytes), ApiError> {
+    let is_json = request
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|mime| {
+            let mime = mime.trim().to_ascii_lowercase();
+            mime == "application/json"
+                || (mime.starts_with("application/") && mime.ends_with("+json"))
+        });
+    if !is_json {
+        return Err(unsupported_media_type(
+            "send the body as JSON with Content-Type: application/json",
+        ));
+    }
+    let bytes = Bytes::from_request(request, state)
+        .await
+        .map_err(body_error)?;
+    let value = serde_json::from_slice(&bytes)
+        .map_err(|error| ApiError::invalid(format!("invalid JSON body: {error}")))?;
+    Ok((value, bytes))
 }
 
 #[allow(

@@ -9,13 +9,15 @@ mod diff;
 mod html;
 mod indexed;
 mod markdown;
+mod passages;
 mod quote;
 
 pub use diff::{Change, ChangeKind, word_changes};
 pub use html::{DocumentText, Heading, collapse_whitespace, extract, slug};
 pub use indexed::IndexedText;
 pub use markdown::{Mention, render_markdown};
+pub use passages::{find_ignoring_whitespace, find_phrase, is_word_char, readable, widen_to_words};
 pub use quote::{
-    MatchKind, QUOTE_CONTEXT, TextMatch, TextQuote, count_exact, find_exact,
-    find_ignoring_whitespace, max_errors, nearest, occurrences, quote_at, reanchor,
+    MatchKind, QUOTE_CONTEXT, TextMatch, TextQuote, count_exact, find_exact, find_exact_within,
+    max_errors, nearest, occurrences, quote_at, reanchor,
 };

@@ -16,6 +16,8 @@
               positions cannot wrap; a position is clamped at 0 before it is cast back"
 )]
 
+use std::ops::Range;
+
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
 
@@ -138,108 +140,101 @@ impl ExactCandidate {
 /// ties broken by distance to `hint` (a start offset), then by earliest.
 /// `None` when `exact` is empty or absent.
 pub fn find_exact(text: &IndexedText, quote: &TextQuote, hint: Option<usize>) -> Option<TextMatch> {
-    if quote.exact.is_empty() {
+    find_exact_within(text, quote, hint, 0..text.char_len())
+}
+
+/// [`find_exact`] among the occurrences that start within `within` (code points; a section).
+pub fn find_exact_within(
+    text: &IndexedText,
+    quote: &TextQuote,
+    hint: Option<usize>,
+    within: Range<usize>,
+) -> Option<TextMatch> {
+    if quote.exact.is_empty() || within.start >= within.end {
         return None;
     }
     let finder = memmem::Finder::new(quote.exact.as_bytes());
     let exact_len = quote.exact.chars().count();
     let full_context = quote.prefix.chars().count() + quote.suffix.chars().count();
     let hint = hint.map(|h| h.min(text.char_len()));
+    let (first, last) = (
+        text.char_to_byte(within.start),
+        text.char_to_byte(within.end - 1),
+    );
 
     if let Some(h) = hint {
         // Symmetric, so that occurrences outside (farther than `reach`) are farther from the
         // hint than any inside: one inside with full context agreement cannot be beaten.
         let reach = HINT_WINDOW + exact_len;
-        let from = text.char_to_byte(h.saturating_sub(reach));
-        let to = text.char_to_byte(h.saturating_add(reach));
+        let from = text.char_to_byte(h.saturating_sub(reach)).max(first);
+        let to = text.char_to_byte(h.saturating_add(reach)).min(last);
         let best = best_exact(text, quote, &finder, hint, from, to);
-        let whole_text = from == 0 && to == text.as_str().len();
-        if whole_text || best.is_some_and(|c: ExactCandidate| c.context == full_context) {
+        let whole_range = from == first && to == last;
+        if whole_range || best.is_some_and(|c: ExactCandidate| c.context == full_context) {
             return best.map(|c| exact_match(c.start, exact_len));
         }
     }
-    best_exact(text, quote, &finder, hint, 0, text.as_str().len())
-        .map(|c| exact_match(c.start, exact_len))
+    best_exact(text, quote, &finder, hint, first, last).map(|c| exact_match(c.start, exact_len))
 }
 
-/// Where `exact` occurs in `text` when white space is not compared (code points, end
-/// exclusive): the first occurrence, or the one starting nearest `hint`. For quotes copied from
-/// a rendered page, which shows a line break where blocks meet although the text (as
-/// `textContent` gives it) has none, or other white space than the markup holds.
-pub fn find_ignoring_whitespace(
+/// How many times `exact` occurs starting within `within` (overlapping occurrences included, as
+/// `find_exact` considers them), counting at most `limit`.
+pub fn count_exact(text: &IndexedText, exact: &str, within: Range<usize>, limit: usize) -> usize {
+    exact_starts(text, exact, within).take(limit).count()
+}
+
+/// The first `limit` exact occurrences of `exact` starting within `within`, in text order
+/// (overlapping ones included).
+pub fn occurrences(
     text: &IndexedText,
     exact: &str,
-    hint: Option<usize>,
-) -> Option<(usize, usize)> {
-    let needle: String = exact.chars().filter(|c| !c.is_whitespace()).collect();
-    let needle_len = needle.chars().count();
-    if needle_len == 0 {
-        return None;
-    }
-    // The text without white space, and where each of its characters came from.
-    let mut squeezed = String::with_capacity(text.as_str().len());
-    let mut origin = Vec::new();
-    for (at, c) in text.as_str().chars().enumerate() {
-        if !c.is_whitespace() {
-            squeezed.push(c);
-            origin.push(at);
-        }
-    }
-    let step = needle.chars().next().map_or(1, char::len_utf8);
-    let finder = memmem::Finder::new(needle.as_bytes());
-    let mut best: Option<(usize, usize)> = None;
-    let mut byte = 0;
-    while let Some(found) = finder.find(&squeezed.as_bytes()[byte..]) {
-        let first = squeezed[..byte + found].chars().count();
-        let range = (origin[first], origin[first + needle_len - 1] + 1);
-        let distance = |start: usize| hint.map_or(0, |h| start.abs_diff(h));
-        if best.is_none_or(|(start, _)| distance(range.0) < distance(start)) {
-            best = Some(range);
-        }
-        if hint.is_none() {
-            break;
-        }
-        byte += found + step;
-    }
-    best
-}
-
-/// How many times `exact` occurs in `text` (overlapping occurrences included, as `find_exact`
-/// considers them), counting at most `limit`.
-pub fn count_exact(text: &IndexedText, exact: &str, limit: usize) -> usize {
-    exact_starts(text, exact).take(limit).count()
-}
-
-/// The first `limit` exact occurrences of `exact`, in text order (overlapping ones included).
-pub fn occurrences(text: &IndexedText, exact: &str, limit: usize) -> Vec<TextMatch> {
+    within: Range<usize>,
+    limit: usize,
+) -> Vec<TextMatch> {
     let len = exact.chars().count();
-    exact_starts(text, exact)
+    exact_starts(text, exact, within)
         .take(limit)
         .map(|byte| exact_match(text.byte_to_char(byte), len))
         .collect()
 }
 
-/// Byte offsets where `exact` starts in `text`, overlapping occurrences included.
-fn exact_starts<'a>(text: &'a IndexedText, exact: &'a str) -> impl Iterator<Item = usize> + 'a {
+/// Byte offsets where `exact` starts within the code points `within`, overlapping occurrences
+/// included.
+fn exact_starts<'a>(
+    text: &'a IndexedText,
+    exact: &'a str,
+    within: Range<usize>,
+) -> impl Iterator<Item = usize> + 'a {
     let finder = memmem::Finder::new(exact.as_bytes());
     // Advancing by the first char's width keeps positions on char boundaries.
     let step = exact.chars().next().map_or(0, char::len_utf8);
     let haystack = text.as_str().as_bytes();
-    let mut pos = 0;
+    let mut pos = text.char_to_byte(within.start);
+    let stop = text.char_to_byte(within.end);
     std::iter::from_fn(move || {
-        if step == 0 || pos > haystack.len() {
+        if step == 0 || pos >= stop {
             return None;
         }
         let byte = pos + finder.find(&haystack[pos..])?;
+        if byte >= stop {
+            return None;
+        }
         pos = byte + step;
         Some(byte)
     })
 }
 
 /// Places a quote that does not occur in `text` may have meant: up to `limit` passages within
-/// [`max_errors`] edits of `exact`, fewest edits first, then in text order, none overlapping.
-/// Empty when nothing is that close, or the quote is too long to search approximately.
-pub fn nearest(text: &IndexedText, exact: &str, limit: usize) -> Vec<TextMatch> {
+/// [`max_errors`] edits of `exact` that end within `within`, fewest edits first, then in text
+/// order, none overlapping. Empty when nothing is that close, or the quote is too long to search
+/// approximately. The passages are as close as edits make them, so may start or end inside a
+/// word (see `widen_to_words`).
+pub fn nearest(
+    text: &IndexedText,
+    exact: &str,
+    within: Range<usize>,
+    limit: usize,
+) -> Vec<TextMatch> {
     let chars: Vec<char> = exact.chars().collect();
     let k = max_errors(chars.len());
     if chars.is_empty() || k == 0 || chars.len() > MAX_FUZZY_LEN {
@@ -252,7 +247,7 @@ pub fn nearest(text: &IndexedText, exact: &str, limit: usize) -> Vec<TextMatch> 
     };
     let matcher = Approx::new(text, &quote, &chars, k, None);
     let mut ends = Vec::new();
-    matcher.collect_candidates(0, text.char_len(), &mut ends);
+    matcher.collect_candidates(within.start, within.end, &mut ends);
     ends.sort_unstable_by_key(|&(end, errors)| (errors, end));
     let mut found: Vec<TextMatch> = Vec::new();
     for (end, _) in ends {
@@ -618,18 +613,21 @@ impl Run {
 mod tests {
     use super::*;
 
+    /// A range holding every offset of the tests' texts.
+    const ALL: Range<usize> = 0..usize::MAX;
+
     #[test]
     fn occurrences_lists_each_place_in_text_order() {
         let text = IndexedText::new("née, née and née".to_string());
-        let found = occurrences(&text, "née", 2);
+        let found = occurrences(&text, "née", ALL, 2);
         assert_eq!(
             found.iter().map(|m| (m.start, m.end)).collect::<Vec<_>>(),
             vec![(0, 3), (5, 8)]
         );
-        assert_eq!(count_exact(&text, "née", 10), 3);
-        assert_eq!(count_exact(&text, "", 10), 0);
+        assert_eq!(count_exact(&text, "née", ALL, 10), 3);
+        assert_eq!(count_exact(&text, "", ALL, 10), 0);
         assert_eq!(
-            count_exact(&IndexedText::new("aaa".to_string()), "aa", 10),
+            count_exact(&IndexedText::new("aaa".to_string()), "aa", ALL, 10),
             2
         );
     }
@@ -639,46 +637,51 @@ mod tests {
         let text = IndexedText::new(
             "The launch is planned for March. The lunch is planned for noon.".to_string(),
         );
-        let found = nearest(&text, "The launch is plannd for", 3);
+        let found = nearest(&text, "The launch is plannd for", ALL, 3);
         let passages: Vec<&str> = found.iter().map(|m| text.slice(m.start, m.end)).collect();
         assert_eq!(passages.first(), Some(&"The launch is planned for"));
         assert!(passages.len() >= 2, "{passages:?}");
-        assert!(nearest(&text, "completely unrelated words", 3).is_empty());
-        assert!(nearest(&text, "", 3).is_empty());
+        assert!(nearest(&text, "completely unrelated words", ALL, 3).is_empty());
+        assert!(nearest(&text, "", ALL, 3).is_empty());
     }
 
     #[test]
-    fn finds_a_quote_whatever_its_white_space() {
-        let text = IndexedText::new("Scopealpha word\n  next Scopealpha".to_string());
+    fn searches_keep_within_their_range() {
+        let text = IndexedText::new("the cat sat; the cat ran; the cat hid".to_string());
+        assert_eq!(count_exact(&text, "the cat", 5..20, 10), 1);
         assert_eq!(
-            find_ignoring_whitespace(&text, "Scope\nalpha", None),
-            Some((0, 10))
+            count_exact(&text, "the cat", 13..14, 10),
+            1,
+            "a start inside suffices"
         );
         assert_eq!(
-            find_ignoring_whitespace(&text, "word next", None),
-            Some((11, 22))
+            occurrences(&text, "the cat", 1..text.char_len(), 10)
+                .iter()
+                .map(|m| m.start)
+                .collect::<Vec<_>>(),
+            vec![13, 26]
         );
-        assert_eq!(
-            find_ignoring_whitespace(&text, "Scope alpha", Some(20)),
-            Some((23, 33)),
-            "the occurrence nearest the hint"
-        );
-        assert_eq!(find_ignoring_whitespace(&text, "  ", None), None);
-        assert_eq!(find_ignoring_whitespace(&text, "absent", None), None);
+        let q = quote("", "the cat", "");
+        assert_eq!(find_exact_within(&text, &q, None, 1..40), exact(13, 20));
+        assert_eq!(find_exact_within(&text, &q, Some(0), 20..40), exact(26, 33));
+        assert_eq!(find_exact_within(&text, &q, None, 27..40), None);
+        assert_eq!(find_exact_within(&text, &q, None, 5..5), None);
+        let found = nearest(&text, "the cot", 20..text.char_len(), 3);
+        assert!(found.iter().all(|m| m.end > 20), "{found:?}");
     }
 
     #[test]
     fn counts_every_occurrence_up_to_a_limit() {
         let text = IndexedText::new("the cat sat; the cat ran; aaa".to_string());
-        assert_eq!(count_exact(&text, "the cat", 10), 2);
+        assert_eq!(count_exact(&text, "the cat", ALL, 10), 2);
         assert_eq!(
-            count_exact(&text, "aa", 10),
+            count_exact(&text, "aa", ALL, 10),
             2,
             "overlapping occurrences count"
         );
-        assert_eq!(count_exact(&text, "dog", 10), 0);
-        assert_eq!(count_exact(&text, "", 10), 0);
-        assert_eq!(count_exact(&text, "a", 3), 3, "stops at the limit");
+        assert_eq!(count_exact(&text, "dog", ALL, 10), 0);
+        assert_eq!(count_exact(&text, "", ALL, 10), 0);
+        assert_eq!(count_exact(&text, "a", ALL, 3), 3, "stops at the limit");
     }
 
     fn quote(prefix: &str, exact: &str, suffix: &str) -> TextQuote {

@@ -590,14 +590,8 @@ impl Service {
     ) -> Result<(Anchor, Option<usize>)> {
         let text = self.latest_text(head).await?;
         let anchor = self.resolve_on(head, locator, &text).await?;
-        let matches = locator
-            .filter(|l| l.position.is_none())
-            .and_then(|l| l.quote.as_ref())
-            .filter(|q| q.prefix.is_empty() && q.suffix.is_empty())
-            .map(|q| {
-                docreview_text::count_exact(&text.text, &q.exact, anchor::AMBIGUITY_COUNT_LIMIT)
-            });
-        Ok((anchor, matches.filter(|&n| n > 1)))
+        let matches = locator.and_then(|locator| anchor::unguided_matches(locator, &text));
+        Ok((anchor, matches))
     }
 
     pub(super) async fn resolve_locator(

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod comments;
+mod find;
 mod manage;
 mod org;
 mod outbox;

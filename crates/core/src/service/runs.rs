@@ -2,7 +2,7 @@
 
 use docreview_api::BatchItemError;
 use docreview_api::requests::{
-    BatchComment, FinishRun, MAX_BATCH_COMMENTS, NewComment, NewRunComments, StartRun,
+    BatchComment, BatchItem, FinishRun, MAX_BATCH_COMMENTS, NewComment, NewRunComments, StartRun,
 };
 use docreview_api::views::{
     BatchFailure, BatchWritten, CommentWritten, RunCommentsWritten, RunView,
@@ -98,7 +98,7 @@ impl Service {
                 let mut failed = Vec::new();
                 for (index, item) in input.comments.iter().enumerate() {
                     match batch_item(index, item, &head, &text) {
-                        Ok((category, anchor)) => {
+                        Ok((category, anchor, body)) => {
                             indexes.push(index);
                             comments.push(CommentRecord {
                                 id: self.new_id("cm_", now),
@@ -106,7 +106,7 @@ impl Service {
                                 author_id: actor.id().to_string(),
                                 category,
                                 status: CommentStatus::Open,
-                                body: item.body.clone(),
+                                body,
                                 version_id: head.review.latest_version_id.clone(),
                                 anchor,
                                 run_id: Some(run_id.to_string()),
@@ -292,10 +292,10 @@ impl Service {
 /// Checks item `index` of a batch and anchors it on the latest version, or says why not.
 fn batch_item(
     index: usize,
-    item: &BatchComment,
+    item: &BatchItem,
     head: &ReviewHead,
     text: &VersionText,
-) -> std::result::Result<(Category, Anchor), BatchFailure> {
+) -> std::result::Result<(Category, Anchor, String), BatchFailure> {
     let failure = |trouble: QuoteTrouble| BatchFailure {
         index,
         error: trouble.error,
@@ -308,6 +308,15 @@ fn batch_item(
         message,
         candidates: Vec::new(),
     };
+    let item = match item {
+        BatchItem::Comment(comment) => comment,
+        BatchItem::Unreadable { reason, .. } => {
+            return Err(invalid(format!("not a comment: {reason}")));
+        }
+    };
+    if let Some(field) = field_with_nul(item) {
+        return Err(invalid(format!("{field} must not contain NUL characters")));
+    }
     check_length("body", &item.body, 1, MAX_BODY).map_err(|e| invalid(e.to_string()))?;
     let category = match item.category.as_deref() {
         None => Category::Note,
@@ -327,5 +336,43 @@ fn batch_item(
     }
     let anchor = anchor::resolve(&locator, latest, text, head.review.structure.as_deref())
         .map_err(|e| invalid(e.to_string()))?;
-    Ok((category, anchor))
+    Ok((category, anchor, item.body.clone()))
+}
+
+/// The first text field of a batch item that holds NUL, which no field accepts (the batch reads
+/// its items one by one, so such an item fails alone).
+fn field_with_nul(item: &BatchComment) -> Option<&'static str> {
+    let has_nul = |text: &str| text.contains('\0');
+    let locator = item.locator.as_ref();
+    let quote = locator.and_then(|l| l.quote.as_ref());
+    [
+        ("body", has_nul(&item.body)),
+        ("category", item.category.as_deref().is_some_and(has_nul)),
+        (
+            "locator.versionId",
+            locator
+                .and_then(|l| l.version_id.as_deref())
+                .is_some_and(has_nul),
+        ),
+        (
+            "locator.sectionId",
+            locator
+                .and_then(|l| l.section_id.as_deref())
+                .is_some_and(has_nul),
+        ),
+        (
+            "locator.quote.exact",
+            quote.is_some_and(|q| has_nul(&q.exact)),
+        ),
+        (
+            "locator.quote.prefix",
+            quote.is_some_and(|q| has_nul(&q.prefix)),
+        ),
+        (
+            "locator.quote.suffix",
+            quote.is_some_and(|q| has_nul(&q.suffix)),
+        ),
+    ]
+    .into_iter()
+    .find_map(|(field, found)| found.then_some(field))
 }

@@ -1147,7 +1147,7 @@ fn quoting(exact: &str) -> BatchComment {
 
 fn batch_of(comments: Vec<BatchComment>) -> NewRunComments {
     NewRunComments {
-        comments,
+        comments: comments.into_iter().map(Into::into).collect(),
         base_comments_revision: None,
         atomic: false,
     }
@@ -1284,6 +1284,310 @@ async fn a_batch_answers_failed_items_with_index_code_and_candidates_and_writes_
 }
 
 #[tokio::test]
+async fn a_batch_names_every_kind_of_bad_item_by_its_index() {
+    let doc = setup().await;
+    let run_id = doc.start(&doc.agent).await.id;
+    // Raw: most of these items are outside the schema, as an agent's mistakes are.
+    let body = json!({ "comments": [
+        { "body": "good", "locator": { "quote": { "exact": "cat sat" } } },
+        { "body": 5 },
+        "just words",
+        { "body": "x", "locator": { "versionId": "ver_\u{0}" } },
+        { "body": "a\u{0}b" },
+        { "body": "x", "locator": { "quote": { "exact": "cat\u{0}" } } },
+        { "body": "x", "category": "nitpick" },
+        { "body": "x", "locator": { "position": { "start": -1, "end": 2 } } },
+        { "body": "x", "locator": { "position": { "start": 5, "end": 2 } } },
+        { "body": "x", "locator": { "position": { "start": 5, "end": 9999 } } },
+        { "body": "" },
+        { "body": "x", "locator": { "sectionId": "nowhere" } },
+        { "body": "x", "locator": { "quote": { "exact": "" } } },
+        { "body": "x", "locator": { "quote": "cat sat" } },
+        { "body": "x", "locator": { "quote": { "exact": "no such words at all here" } } },
+        { "body": "x", "locator": { "quote": { "exact": "on the" } } },
+        { "body": "also good", "category": "revise", "locator": { "quote": { "exact": "dog lay" } } },
+    ] });
+    let answer: RunCommentsWritten = serde_json::from_value(
+        doc.agent
+            .post(&format!("{}/comments/batch", doc.run(&run_id)), &body)
+            .await
+            .expect(201)
+            .clone(),
+    )
+    .expect("a batch answer");
+    let written: Vec<usize> = answer.written.iter().map(|w| w.index).collect();
+    assert_eq!(written, vec![0, 16]);
+    let failed: Vec<(usize, BatchItemError)> =
+        answer.failed.iter().map(|f| (f.index, f.error)).collect();
+    let invalid = BatchItemError::InvalidRequest;
+    let mut expected: Vec<(usize, BatchItemError)> = (1..=13).map(|i| (i, invalid)).collect();
+    expected.push((14, BatchItemError::QuoteNotFound));
+    expected.push((15, BatchItemError::QuoteAmbiguous));
+    assert_eq!(failed, expected);
+    let message = |index: usize| {
+        answer
+            .failed
+            .iter()
+            .find(|f| f.index == index)
+            .map(|f| f.message.clone())
+            .unwrap_or_default()
+    };
+    assert!(message(1).contains("body"), "{}", message(1));
+    assert!(message(2).contains("not a comment"), "{}", message(2));
+    assert!(message(3).contains("locator.versionId") && message(3).contains("NUL"));
+    assert!(message(4).contains("body") && message(4).contains("NUL"));
+    assert!(message(5).contains("locator.quote.exact"), "{}", message(5));
+    assert!(message(6).contains("nitpick"));
+    assert!(
+        message(7).contains("locator.position.start"),
+        "{}",
+        message(7)
+    );
+    assert!(message(13).contains("locator.quote"), "{}", message(13));
+    assert_eq!(answer.comments_revision, 1);
+    let review = doc.review(&doc.owner).await;
+    assert_eq!(review.comments.len(), 2, "the good items were written");
+}
+
+#[tokio::test]
+async fn a_quote_recovers_through_its_candidates_sections_and_occurrences() {
+    let server = Server::start();
+    let owner = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    // "The backlog has grown" once in the plan; "review the numbers" in every one of 40 sections.
+    let mut html = String::from("<h1 id=plan>Plan</h1><p>The backlog has grown since March.</p>");
+    for n in 0..40 {
+        html.push_str(&format!(
+            "<h2 id=s{n}>Part {n}</h2><p>In part {n} we review the numbers again.</p>"
+        ));
+    }
+    let review = owner.upload("Plan", &html).await;
+    let id = review.review_id.clone();
+    let run_id = owner
+        .api()
+        .start_run(&id, &StartRun::default())
+        .await
+        .expect("run")
+        .id;
+    let batch = |items: Vec<BatchComment>| batch_of(items);
+
+    // A misspelled quote is offered whole words, and the offer sent back lands exactly there.
+    let answer = owner
+        .api()
+        .add_run_comments(&id, &run_id, &batch(vec![quoting("ecklog has grwn")]))
+        .await
+        .expect("batch");
+    let offered = &answer.failed[0].candidates[0];
+    assert_eq!(offered.quote.exact, "backlog has grown");
+    assert_eq!(offered.section_id.as_deref(), Some("plan"));
+    let sent_back = Locator {
+        quote: Some(offered.quote.clone()),
+        section_id: offered.section_id.clone(),
+        ..Locator::default()
+    };
+    let answer = owner
+        .api()
+        .add_run_comments(&id, &run_id, &batch(vec![item("x", None, Some(sent_back))]))
+        .await
+        .expect("batch");
+    let anchor = &answer.written[0].comment.anchor;
+    assert_eq!(anchor.position.as_ref(), Some(&offered.position));
+    assert_eq!(anchor.state, docreview_client::api::AnchorState::Exact);
+
+    // A quote in every section: the refusal lists the first ten occurrences with their
+    // sections, each a locator that picks it.
+    let answer = owner
+        .api()
+        .add_run_comments(&id, &run_id, &batch(vec![quoting("review the numbers")]))
+        .await
+        .expect("batch");
+    let refusal = &answer.failed[0];
+    assert_eq!(refusal.error, BatchItemError::QuoteAmbiguous);
+    assert!(refusal.message.contains("40 times"), "{}", refusal.message);
+    assert_eq!(refusal.candidates.len(), 10);
+    let sections: Vec<_> = refusal
+        .candidates
+        .iter()
+        .map(|c| c.section_id.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(sections[..3], ["s0", "s1", "s2"]);
+
+    // The section narrows the quote to its one occurrence there.
+    let in_section = |section: &str, exact: &str| Locator {
+        section_id: Some(section.into()),
+        ..quote(exact)
+    };
+    let answer = owner
+        .api()
+        .add_run_comments(
+            &id,
+            &run_id,
+            &batch(vec![
+                item("x", None, Some(in_section("s27", "review the numbers"))),
+                item("x", None, Some(in_section("s3", "backlog has grown"))),
+            ]),
+        )
+        .await
+        .expect("batch");
+    let anchor = &answer.written[0].comment.anchor;
+    assert_eq!(anchor.section_id.as_deref(), Some("s27"));
+    let text_at = |start: usize| {
+        let found = answer.written[0]
+            .comment
+            .anchor
+            .quote
+            .clone()
+            .expect("quote");
+        (found.exact, start)
+    };
+    assert_eq!(text_at(0).0, "review the numbers");
+    let start = anchor.position.as_ref().expect("position").start;
+    let s27 = owner.api().dom_context(&id, None).await.expect("outline");
+    let s27 = s27.sections.iter().find(|s| s.id == "s27").expect("s27");
+    assert!((s27.start..s27.end).contains(&start), "{start} in {s27:?}");
+    // Outside the section it names, the quote is refused with where it does occur.
+    let refusal = &answer.failed[0];
+    assert_eq!(
+        (refusal.index, refusal.error),
+        (1, BatchItemError::QuoteNotFound)
+    );
+    assert!(
+        refusal.message.contains("section `s3`"),
+        "{}",
+        refusal.message
+    );
+    assert_eq!(refusal.candidates[0].section_id.as_deref(), Some("plan"));
+
+    // Every occurrence, a page at a time, through find.
+    let mut query = docreview_client::api::FindQuery {
+        q: Some("REVIEW the\nnumbers".into()),
+        limit: Some(15),
+        ..Default::default()
+    };
+    let mut pages = Vec::new();
+    loop {
+        let page = owner.api().find(&id, &query).await.expect("find");
+        assert_eq!(page.total, 40);
+        pages.extend(page.occurrences);
+        match page.next_cursor {
+            Some(cursor) => query.cursor = Some(cursor),
+            None => break,
+        }
+    }
+    assert_eq!(pages.len(), 40);
+    assert_eq!(pages[39].section_id.as_deref(), Some("s39"));
+    assert!(
+        pages[0].context.contains("Part 0\nIn part 0"),
+        "{}",
+        pages[0].context
+    );
+    // An occurrence sent back as the locator anchors exactly there.
+    let chosen = &pages[31];
+    let locator = Locator {
+        quote: Some(chosen.quote.clone()),
+        position: Some(chosen.position.clone()),
+        ..Locator::default()
+    };
+    let answer = owner
+        .api()
+        .add_run_comments(&id, &run_id, &batch(vec![item("x", None, Some(locator))]))
+        .await
+        .expect("batch");
+    let anchor = &answer.written[0].comment.anchor;
+    assert_eq!(anchor.position.as_ref(), Some(&chosen.position));
+    assert_eq!(anchor.section_id.as_deref(), Some("s31"));
+    assert_eq!(
+        owner
+            .api()
+            .review(&id, false)
+            .await
+            .expect("read")
+            .comments
+            .len(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn a_comment_whose_quote_is_not_found_is_refused_with_candidates() {
+    let doc = setup().await;
+    let error = refused(
+        doc.owner
+            .api()
+            .add_comment(&doc.id, &quoting_note("The cat sit on the mat"))
+            .await,
+        400,
+        "invalid_request",
+    );
+    let Error::Api { body } = error else {
+        panic!("a plain refusal: {error:?}");
+    };
+    let candidates = body.candidates.expect("candidates");
+    assert_eq!(candidates[0].quote.exact, "The cat sat on the mat");
+    assert_eq!(candidates[0].section_id.as_deref(), Some("intro"));
+    let sent_back = NewComment {
+        locator: Some(Locator {
+            quote: Some(candidates[0].quote.clone()),
+            ..Locator::default()
+        }),
+        ..plain("on the mat")
+    };
+    let written = doc
+        .owner
+        .api()
+        .add_comment(&doc.id, &sent_back)
+        .await
+        .expect("the candidate anchors");
+    assert_eq!(
+        written.comment.anchor.position,
+        Some(candidates[0].position.clone())
+    );
+}
+
+#[tokio::test]
+async fn find_refuses_what_it_cannot_look_for() {
+    let doc = setup().await;
+    let path = format!("/api/reviews/{}/find", doc.id);
+    for query in [
+        String::new(),
+        "?q=".to_string(),
+        "?q=%20%20".to_string(),
+        format!("?q={}", "a".repeat(1001)),
+        "?q=cat&sectionId=nowhere".to_string(),
+        "?q=cat&limit=0".to_string(),
+        "?q=cat&cursor=garbage".to_string(),
+    ] {
+        doc.agent
+            .get(&format!("{path}{query}"))
+            .await
+            .expect_error(400, "invalid_request");
+    }
+    doc.agent
+        .get(&format!("{path}?q=cat&versionId=ver_nope"))
+        .await
+        .expect_error(404, "not_found");
+    doc.agent
+        .get("/api/reviews/rv_nope/find?q=cat")
+        .await
+        .expect_error(404, "not_found");
+    let outsider = doc
+        .server
+        .user("eve@example.com", "Eve", &["--external"], "comments");
+    outsider
+        .get(&format!("{path}?q=cat"))
+        .await
+        .expect_error(404, "not_found");
+    let found = doc
+        .agent
+        .get(&format!("{path}?q=the&sectionId=later"))
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(found["total"], 2, "{found}");
+    assert_eq!(found["occurrences"][0]["sectionId"], "later");
+    assert_eq!(found["nextCursor"], serde_json::Value::Null);
+}
+
+#[tokio::test]
 async fn an_atomic_batch_with_one_failure_writes_nothing() {
     let doc = setup().await;
     let run_id = doc.start(&doc.agent).await.id;
@@ -1331,15 +1635,15 @@ async fn a_batch_in_which_every_item_fails_writes_nothing_and_answers_200() {
 async fn a_batch_checks_its_size_base_revision_run_and_caller() {
     let doc = setup().await;
     let run_id = doc.start(&doc.agent).await.id;
-    // Raw: no items, too many, the wrong types and a malformed version id are outside the schema.
+    // Raw: no items, too many, and a list that is not one are outside the schema (a bad item
+    // fails alone: a_batch_names_every_kind_of_bad_item_by_its_index).
     let batch_path = format!("{}/comments/batch", doc.run(&run_id));
     let too_many: Vec<_> = (0..201).map(|_| json!({ "body": "x" })).collect();
     for body in [
         json!({ "comments": [] }),
         json!({ "comments": too_many }),
         json!({ "comments": "many" }),
-        json!({ "comments": [{ "body": 5 }] }),
-        json!({ "comments": [{ "body": "x", "locator": { "versionId": "ver_\u{0}" } }] }),
+        json!({ "comments": [{ "body": "x" }], "atomic": "\u{0}" }),
     ] {
         doc.agent
             .post(&batch_path, &body)

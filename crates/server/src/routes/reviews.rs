@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use docreview_api::{CreateReview, DomContext, ListQuery, ReviewList};
+use docreview_api::{CreateReview, DomContext, FindQuery, FindResults, ListQuery, ReviewList};
 use docreview_core::access::Operation;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -23,6 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(allow(Operation::Deliver, routes!(create)))
         .routes(allow(Operation::Read, routes!(read)))
         .routes(allow(Operation::Read, routes!(dom_context)))
+        .routes(allow(Operation::Read, routes!(find)))
         .routes(allow(Operation::Read, routes!(bundle)))
 }
 
@@ -120,6 +121,22 @@ fn matches_etag(request: &HeaderMap, etag: &str) -> bool {
         .flat_map(|value| value.split(','))
         .map(str::trim)
         .any(|tag| tag == "*" || tag.trim_start_matches("W/") == etag)
+}
+
+/// A phrase's occurrences in a version's text (case and white space not compared), in text
+/// order, each with its section, the text around it, and a locator (`quote`, `position`,
+/// `sectionId`) that anchors a comment to exactly it.
+#[utoipa::path(get, path = "/api/reviews/{review_id}/find", tag = "reviews",
+    operation_id = "findInReview", params(ReviewPath, FindQuery),
+    responses((status = 200, description = "A page of occurrences", body = FindResults)))]
+async fn find(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
+    ApiQuery(query): ApiQuery<FindQuery>,
+) -> Result<Response, ApiError> {
+    let found = state.service.find(&actor, &review_id, query).await?;
+    Ok(Json(found).into_response())
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -14,7 +14,7 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{ApiJson, ApiPath, Caller};
+use crate::extract::{ApiJson, ApiPath, Caller, ItemsJson};
 use crate::routes::{ReviewPath, RunBody, allow};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -97,8 +97,8 @@ async fn comment(
 
 /// Write up to 200 comments in a run in one step (one `commentsRevision` bump). Items that fail
 /// (a quote not found or occurring more than once with nothing to say which, a bad category or
-/// body) come back in `failed` with the passages a quote may have meant; the others are written,
-/// unless `atomic` is set.
+/// body, NUL in any text, an item that is not a comment at all) come back in `failed`, by index,
+/// with the passages a quote may have meant; the others are written, unless `atomic` is set.
 #[utoipa::path(post, path = "/api/reviews/{review_id}/ai-review-runs/{run_id}/comments/batch",
     tag = "runs", operation_id = "addRunComments", params(RunPath), request_body = NewRunComments,
     responses(
@@ -114,7 +114,7 @@ async fn comment_batch(
     State(state): State<AppState>,
     Caller(actor): Caller,
     ApiPath(RunPath { review_id, run_id }): ApiPath<RunPath>,
-    ApiJson(input): ApiJson<NewRunComments>,
+    ItemsJson(input): ItemsJson<NewRunComments>,
 ) -> Result<Response, ApiError> {
     let written = state
         .service

@@ -105,7 +105,7 @@ fn describe(error: &Error) -> (StatusCode, &'static str, String) {
             "Not allowed",
             format!("You may not do this: {message}."),
         ),
-        Error::BatchRejected(_) => (
+        Error::BatchRejected(_) | Error::QuoteNotFound { .. } => (
             StatusCode::BAD_REQUEST,
             "Cannot do that",
             capitalized(&error.to_string()),
