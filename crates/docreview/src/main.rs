@@ -180,6 +180,24 @@ struct ServeArgs {
     /// Seconds a client has to send a request's headers (also when idle between requests).
     #[arg(long, env = "DOCREVIEW_HEADER_TIMEOUT_SECS", default_value_t = 10)]
     header_timeout_secs: u64,
+    /// Seconds a client has to send a request's whole body, from its headers (however steadily
+    /// it trickles in).
+    #[arg(long, env = "DOCREVIEW_BODY_TIMEOUT_SECS", default_value_t = 120)]
+    body_timeout_secs: u64,
+    /// Seconds an answer may wait for the client to take any of it; then the connection is
+    /// closed.
+    #[arg(long, env = "DOCREVIEW_WRITE_TIMEOUT_SECS", default_value_t = 30)]
+    write_timeout_secs: u64,
+    /// Event streams held open at once (counted apart from connections).
+    #[arg(long, env = "DOCREVIEW_MAX_STREAMS", default_value_t = 10_000)]
+    max_streams: usize,
+    /// Event streams held open at once from one address.
+    #[arg(
+        long,
+        env = "DOCREVIEW_MAX_STREAMS_PER_ADDRESS",
+        default_value_t = 2_048
+    )]
+    max_streams_per_address: usize,
     /// The shared agent token (at least 32 characters; unset disables it). Prefer the
     /// environment or the config file: flags show in the process list.
     #[arg(long, env = "DOCREVIEW_AGENT_TOKEN", hide_env_values = true)]
@@ -549,6 +567,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         total: args.max_connections.max(1),
         per_address: args.max_connections_per_address.max(1),
         header_timeout: Duration::from_secs(args.header_timeout_secs.max(1)),
+        body_timeout: Duration::from_secs(args.body_timeout_secs.max(1)),
+        write_timeout: Duration::from_secs(args.write_timeout_secs.max(1)),
+        streams_total: args.max_streams.max(1),
+        streams_per_address: args.max_streams_per_address.max(1),
     };
     docreview_server::serve(listener, app, limits, async move {
         stop.await;

@@ -14,6 +14,8 @@ pub enum ApiError {
     BodyTooLarge(String),
     /// The body is not of the media type the endpoint reads.
     UnsupportedMediaType(String),
+    /// The event-stream caps are full (the listener's, apart from connections).
+    TooManyStreams,
 }
 
 impl From<Error> for ApiError {
@@ -74,6 +76,19 @@ impl IntoResponse for ApiError {
                     "unsupported_media_type",
                     &message,
                 );
+            }
+            ApiError::TooManyStreams => {
+                let mut response = error_response(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    "too many event streams are open from this address; close some pages, \
+                     then try again",
+                );
+                response.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from_static("10"),
+                );
+                return response;
             }
         };
         let (status, code) = match &error {

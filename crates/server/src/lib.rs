@@ -1,6 +1,7 @@
 //! The HTTP adapter: axum routes, credential extraction, and the one error-to-HTTP table.
 //! Handlers are thin: extract, call one `Service` method, wrap the answer.
 
+mod deadlines;
 pub mod error;
 pub mod extract;
 pub mod headers;
@@ -56,9 +57,6 @@ pub struct AppState {
 /// Extra room above the HTML limit for the rest of a multipart or JSON body.
 pub(crate) const BODY_OVERHEAD: usize = 1024 * 1024;
 
-/// How long reading a request's body may take (a 10 MiB upload over a slow line fits).
-const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
-
 /// The whole HTTP surface.
 pub fn app(
     service: Arc<Service>,
@@ -107,10 +105,6 @@ pub fn app(
         .merge(routes::open_api())
         .merge(api)
         .layer(DefaultBodyLimit::max(body_limit))
-        // A body that trickles in is cut off (its extractor then answers 400).
-        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
-            BODY_READ_TIMEOUT,
-        ))
         .layer(axum::middleware::from_fn_with_state(
             body_limit,
             middleware::reject_oversized,

@@ -1,12 +1,17 @@
 //! Accepting connections with limits a slow or hostile client cannot get around: a connection
-//! must send a request's headers within a deadline (also when it idles between requests), the
-//! server holds at most so many connections, and one address at most so many of them. Without
-//! these, 1,100 connections that send nothing locked every other client out until they closed.
+//! must send a request's headers within a deadline (also when it idles between requests) and its
+//! body within another, must keep taking its answers, the server holds at most so many
+//! connections, and one address at most so many of them. Without these, 1,100 connections that
+//! send nothing locked every other client out until they closed.
+//!
+//! Event streams are held apart: a request that becomes one ([`StreamAdmission`]) gives its
+//! connection's slot back and takes a stream slot, under caps of their own. An office behind
+//! one address with many review tabs open must not use up the room its plain requests need.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
@@ -20,9 +25,10 @@ use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
+use crate::deadlines::{BodyDeadline, StalledWrites};
 use crate::refusals::JsonRefusals;
 
-/// How many connections the server holds, and how long a client may take to send headers.
+/// How many connections and event streams the server holds, and how long a client may take.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
     /// All connections at once; beyond, new ones are closed at once.
@@ -32,6 +38,15 @@ pub struct ConnectionLimits {
     pub per_address: usize,
     /// To send a request's headers, counted from the connection's start or its last response.
     pub header_timeout: Duration,
+    /// To send a request's whole body, counted from its head.
+    pub body_timeout: Duration,
+    /// How long an answer's write may wait for the client to take bytes before the connection
+    /// is closed.
+    pub write_timeout: Duration,
+    /// Event streams open at once, apart from connections.
+    pub streams_total: usize,
+    /// Event streams open at once from one address.
+    pub streams_per_address: usize,
 }
 
 impl Default for ConnectionLimits {
@@ -40,7 +55,51 @@ impl Default for ConnectionLimits {
             total: 4096,
             per_address: 256,
             header_timeout: Duration::from_secs(10),
+            // A 10 MiB upload over a slow line fits.
+            body_timeout: Duration::from_secs(120),
+            write_timeout: Duration::from_secs(30),
+            streams_total: 10_000,
+            streams_per_address: 2_048,
         }
+    }
+}
+
+/// What a connection holds against the caps while it is counted as a connection.
+type ConnectionHold = (OwnedSemaphorePermit, AddressSlot);
+
+/// Every request's way to become an event stream (a request extension the listener adds).
+#[derive(Clone)]
+pub struct StreamAdmission {
+    /// The connection's own hold, given back when it serves a stream.
+    connection: Arc<Mutex<Option<ConnectionHold>>>,
+    streams: Arc<Semaphore>,
+    stream_counts: Counts,
+    streams_per_address: usize,
+    address: IpAddr,
+}
+
+/// A stream's place under the stream caps, held while the stream lives.
+pub struct StreamSlot {
+    _held: ConnectionHold,
+}
+
+impl StreamAdmission {
+    /// A stream slot for this request's connection, and the connection's own slot given back;
+    /// `None` when the stream caps are full (the connection keeps its slot).
+    pub fn admit(&self) -> Option<StreamSlot> {
+        let permit = Arc::clone(&self.streams).try_acquire_owned().ok()?;
+        let slot = AddressSlot::take(&self.stream_counts, self.address, self.streams_per_address)?;
+        // The connection now serves the stream until it closes; it no longer counts as one of
+        // the address's connections.
+        drop(
+            self.connection
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+        Some(StreamSlot {
+            _held: (permit, slot),
+        })
     }
 }
 
@@ -61,7 +120,9 @@ pub async fn serve(
         // many headers reaches it and gets the JSON 431: hyper's own refusal has no body.
         .max_headers(crate::middleware::MAX_HEADERS * 4);
     let total = Arc::new(Semaphore::new(limits.total));
-    let per_address = Arc::new(Mutex::new(HashMap::new()));
+    let per_address = Counts::default();
+    let streams = Arc::new(Semaphore::new(limits.streams_total));
+    let stream_counts = Counts::default();
     let graceful = GracefulShutdown::new();
     tokio::pin!(stop);
     loop {
@@ -85,38 +146,49 @@ pub async fn serve(
             tracing::warn!(%peer, "connection refused: too many from this address");
             continue;
         };
+        let hold = Arc::new(Mutex::new(Some((permit, slot))));
+        let admission = StreamAdmission {
+            connection: Arc::clone(&hold),
+            streams: Arc::clone(&streams),
+            stream_counts: Arc::clone(&stream_counts),
+            streams_per_address: limits.streams_per_address,
+            address: peer.ip(),
+        };
         let app = app.clone();
+        let body_timeout = limits.body_timeout;
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
-            app.clone().oneshot(request.map(Body::new))
+            request.extensions_mut().insert(admission.clone());
+            app.clone()
+                .oneshot(request.map(|body| Body::new(BodyDeadline::new(body, body_timeout))))
         });
-        let stream = TokioIo::new(JsonRefusals::new(stream));
+        let stream = TokioIo::new(StalledWrites::new(
+            JsonRefusals::new(stream),
+            limits.write_timeout,
+        ));
         let connection = graceful.watch(builder.serve_connection(stream, service));
         tokio::spawn(async move {
-            let _held: (OwnedSemaphorePermit, AddressSlot) = (permit, slot);
             // A client that goes away mid-request is not the server's error.
             let _ = connection.await;
+            drop(hold);
         });
     }
     drop(listener);
     graceful.shutdown().await;
 }
 
-/// One connection counted against its address while it lives.
+/// How many connections (or streams) each address holds.
+type Counts = Arc<Mutex<HashMap<IpAddr, usize>>>;
+
+/// One connection (or stream) counted against its address while it lives.
 struct AddressSlot {
-    counts: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    counts: Counts,
     address: IpAddr,
 }
 
 impl AddressSlot {
-    fn take(
-        counts: &Arc<Mutex<HashMap<IpAddr, usize>>>,
-        address: IpAddr,
-        limit: usize,
-    ) -> Option<AddressSlot> {
-        let mut map = counts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    fn take(counts: &Counts, address: IpAddr, limit: usize) -> Option<AddressSlot> {
+        let mut map = counts.lock().unwrap_or_else(PoisonError::into_inner);
         let count = map.entry(address).or_insert(0);
         if *count >= limit {
             return None;
@@ -131,10 +203,7 @@ impl AddressSlot {
 
 impl Drop for AddressSlot {
     fn drop(&mut self) {
-        let mut map = self
-            .counts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(count) = map.get_mut(&self.address) {
             *count -= 1;
             if *count == 0 {

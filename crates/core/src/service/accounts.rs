@@ -27,8 +27,12 @@ const LAST_USED_GRANULARITY_MS: i64 = 60 * 1000;
 pub const SESSION_LIFETIME_MS: Millis = 14 * DAY_MS;
 /// A command-line login code is good for this long, once.
 pub const LOGIN_CODE_LIFETIME_MS: Millis = 10 * 60 * 1000;
-/// Failed sign-ins and code exchanges allowed per address and minute (then 429).
+/// Failed sign-ins allowed per account and address, and code exchanges per address, in a
+/// minute (then 429).
 pub const MAX_FAILURES_PER_MINUTE: usize = 10;
+/// Failed sign-ins allowed per address in a minute over every account: room for many people's
+/// typos behind one address, not for guessing through the member list.
+pub const MAX_FAILED_SIGN_INS_PER_ADDRESS: usize = 100;
 
 /// A member as the organization endpoints show them.
 pub fn member_view(account: &Account) -> MemberView {
@@ -153,12 +157,16 @@ impl Service {
     }
 
     /// Password sign-in for the browser. Every failure reads the same (no account enumeration)
-    /// and counts against the address; an unknown email still costs one hash verification, so
-    /// timing tells nothing either.
+    /// and counts against the email at this address, and against the address; an unknown email
+    /// still costs one hash verification, so timing tells nothing either.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn sign_in(&self, email: &str, password: &str, address: &str) -> Result<SignedIn> {
         let now = self.clock.now();
-        self.failed_attempts.check(address, now)?;
+        // Keyed by what was typed (trimmed, lower case), so a person and their typos share one
+        // count whether or not the account exists.
+        let attempt = format!("{}\u{0}{address}", email.trim().to_lowercase());
+        self.failed_sign_ins.check(&attempt, now)?;
+        self.failed_sign_ins_from.check(address, now)?;
         let account = match normalize_email(email) {
             Ok(email) => self.store.account_by_email(&email).await?,
             Err(_) => None,
@@ -181,7 +189,8 @@ impl Service {
         let account = match account {
             Some(account) if matches && account.status == UserStatus::Active => account,
             _ => {
-                self.failed_attempts.record_failure(address, now);
+                self.failed_sign_ins.record_failure(&attempt, now);
+                self.failed_sign_ins_from.record_failure(address, now);
                 // The same for every failure: no account enumeration.
                 return Err(Error::Unauthorized(AuthFailure::Unknown));
             }
@@ -338,10 +347,10 @@ impl Service {
         address: &str,
     ) -> Result<ExchangedToken> {
         let now = self.clock.now();
-        self.failed_attempts.check(address, now)?;
+        self.failed_code_exchanges.check(address, now)?;
         match self.redeem(&exchange, now).await {
             Err(Error::InvalidRequest(message)) => {
-                self.failed_attempts.record_failure(address, now);
+                self.failed_code_exchanges.record_failure(address, now);
                 Err(Error::InvalidRequest(message))
             }
             outcome => outcome,

@@ -62,8 +62,13 @@ pub struct Service {
     /// Records of recently read documents (see `render`).
     states: BoundedCache<render::KeptState>,
     settings: Settings,
-    /// Failed sign-ins and command-line code exchanges, per client address.
-    failed_attempts: FailureLimiter,
+    /// Failed command-line code exchanges, per client address.
+    failed_code_exchanges: FailureLimiter,
+    /// Failed password sign-ins per account and address: one person's typos behind an
+    /// office's shared address lock out only that person, there.
+    failed_sign_ins: FailureLimiter,
+    /// Failed password sign-ins per address over every account (guessing at many accounts).
+    failed_sign_ins_from: FailureLimiter,
     /// This node's claims on the outbox, and its workers' wake-ups.
     outbox: outbox::OutboxState,
 }
@@ -87,7 +92,12 @@ impl Service {
             shared,
             texts,
             settings,
-            failed_attempts: FailureLimiter::new(accounts::MAX_FAILURES_PER_MINUTE, 60_000),
+            failed_code_exchanges: FailureLimiter::new(accounts::MAX_FAILURES_PER_MINUTE, 60_000),
+            failed_sign_ins: FailureLimiter::new(accounts::MAX_FAILURES_PER_MINUTE, 60_000),
+            failed_sign_ins_from: FailureLimiter::new(
+                accounts::MAX_FAILED_SIGN_INS_PER_ADDRESS,
+                60_000,
+            ),
         }
     }
 

@@ -460,26 +460,44 @@ async fn code_exchange_rejects_malformed_bodies() {
 async fn failed_sign_ins_are_rate_limited_and_a_cross_site_sign_out_is_refused() {
     let server = Server::start();
     server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    server.create_user_with_password("bob@example.com", "Bob", &[], PASSWORD);
     let raw = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client");
-    let attempt = |password: &'static str| {
+    let attempt = |email: &'static str, password: &'static str| {
         raw.post(format!("{}/login", server.base))
             .header("origin", &server.base)
-            .form(&[("email", "ada@example.com"), ("password", password)])
+            .form(&[("email", email), ("password", password)])
             .send()
     };
     for _ in 0..10 {
-        assert_eq!(attempt("wrong").await.expect("post").status().as_u16(), 401);
+        let wrong = attempt("ada@example.com", "wrong").await.expect("post");
+        assert_eq!(wrong.status().as_u16(), 401);
     }
-    let limited = attempt(PASSWORD).await.expect("post");
+    let limited = attempt(" ADA@example.com", PASSWORD).await.expect("post");
     assert_eq!(
         limited.status().as_u16(),
         429,
-        "even the right password waits"
+        "even the right password waits, however the email is typed"
     );
     assert!(limited.headers().get("set-cookie").is_none());
+    // Ada's typos lock out only Ada: Bob, behind the same address, signs in, and command-line
+    // code exchanges from there are not counted with sign-ins.
+    let bob = attempt("bob@example.com", PASSWORD).await.expect("post");
+    assert_eq!(
+        bob.status().as_u16(),
+        303,
+        "another member at the same address"
+    );
+    server
+        .client(None)
+        .post(
+            "/api/auth/cli/token",
+            &json!({ "code": "AAAAA-BBBBB", "verifier": "v".repeat(43) }),
+        )
+        .await
+        .expect_error(400, "invalid_request");
 
     let other = Server::start();
     other.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
@@ -703,4 +721,33 @@ async fn operators_list_members_and_tokens_and_revoke_a_token() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(why), "{args:?}: {stderr}");
     }
+}
+
+/// Guessing across accounts from one address is limited too: after 100 failed sign-ins a
+/// minute from one address, every sign-in from there waits, also for an email not tried yet.
+#[tokio::test]
+async fn failed_sign_ins_across_accounts_from_one_address_are_limited() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let attempt = |email: String, password: &'static str| {
+        raw.post(format!("{}/login", server.base))
+            .header("origin", &server.base)
+            .form(&[("email", email.as_str()), ("password", password)])
+            .send()
+    };
+    for n in 0..100 {
+        let guess = attempt(format!("guess{}@example.com", n % 20), "wrong")
+            .await
+            .expect("post");
+        assert_eq!(guess.status().as_u16(), 401, "attempt {n}");
+    }
+    let limited = attempt("ada@example.com".into(), PASSWORD)
+        .await
+        .expect("post");
+    assert_eq!(limited.status().as_u16(), 429);
+    assert!(limited.headers().get("retry-after").is_some());
 }

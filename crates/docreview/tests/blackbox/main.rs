@@ -15,6 +15,7 @@ mod cli;
 mod client;
 mod clock;
 mod comments;
+mod connections;
 mod durability;
 mod events;
 mod health;

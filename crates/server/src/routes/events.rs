@@ -2,6 +2,7 @@
 
 use std::convert::Infallible;
 
+use axum::Extension;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use docreview_api::events::ReviewEvent;
@@ -12,6 +13,7 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{ApiPath, Caller};
+use crate::listener::{StreamAdmission, StreamSlot};
 use crate::routes::{ReviewPath, allow};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -45,18 +47,21 @@ async fn events(
     State(state): State<AppState>,
     Caller(actor): Caller,
     ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
+    admission: Option<Extension<StreamAdmission>>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let (current, receiver) = state.service.watch(&actor, &review_id).await?;
+    let slot = stream_slot(admission)?;
     let shutdown = state.shutdown.clone();
-    // Counted on /metrics while the stream lives (it is dropped when the client goes).
-    let subscriber = crate::telemetry::Subscriber::new();
-    let changes = stream::unfold((receiver, subscriber), move |(mut receiver, subscriber)| {
+    // Counted on /metrics while the stream lives (it is dropped when the client goes), and
+    // under the stream caps by its slot.
+    let held = (crate::telemetry::Subscriber::new(), slot);
+    let changes = stream::unfold((receiver, held), move |(mut receiver, held)| {
         let review_id = review_id.clone();
         async move {
             loop {
                 match receiver.recv().await {
                     Ok(event) if event.review_id == review_id => {
-                        return Some((event, (receiver, subscriber)));
+                        return Some((event, (receiver, held)));
                     }
                     Ok(_) | Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => return None,
@@ -69,6 +74,17 @@ async fn events(
         .map(|event| Ok(to_sse(&event)))
         .take_until(async move { shutdown.cancelled().await });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// A place under the listener's stream caps (none when the router is served without the
+/// listener, as in tests of the router alone); 429 when they are full.
+pub fn stream_slot(
+    admission: Option<Extension<StreamAdmission>>,
+) -> Result<Option<StreamSlot>, ApiError> {
+    match admission {
+        Some(Extension(admission)) => admission.admit().map(Some).ok_or(ApiError::TooManyStreams),
+        None => Ok(None),
+    }
 }
 
 fn to_sse(event: &ReviewEvent) -> Event {

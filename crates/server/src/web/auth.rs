@@ -106,11 +106,16 @@ async fn login(State(state): State<AppState>, request: Request) -> Response {
             );
             response
         }
-        Err(Error::RateLimited { retry_after_secs }) => login_page(
-            StatusCode::TOO_MANY_REQUESTS,
-            &format!("Too many failed attempts. Try again in {retry_after_secs} seconds."),
-            &next,
-        ),
+        Err(Error::RateLimited { retry_after_secs }) => {
+            let mut page = login_page(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!("Too many failed attempts. Try again in {retry_after_secs} seconds."),
+                &next,
+            );
+            page.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            page
+        }
         Err(Error::Unauthorized(_)) => login_page(
             StatusCode::UNAUTHORIZED,
             "The email or password is wrong.",
