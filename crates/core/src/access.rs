@@ -289,6 +289,79 @@ pub fn require_role(role: Role, needed: Role, what: &str) -> Result<()> {
     }
 }
 
+/// What can be done to a document beyond reading and commenting, each with the role it needs
+/// (DESIGN.md §3). The use cases check these, and screens ask [`may`] which to offer, so the
+/// rule is written once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocumentAction {
+    Rename,
+    /// Tags and the archive flag.
+    ChangeMeta,
+    /// Add a version or replace the latest one's body.
+    AddVersion,
+    Delete,
+    ReadSharing,
+    ChangeSharing,
+    TransferOwnership,
+    LinkProject,
+    UnlinkProject,
+}
+
+impl DocumentAction {
+    /// The least role that may do it.
+    pub fn needed_role(self) -> Role {
+        use DocumentAction as A;
+        match self {
+            A::Rename
+            | A::ChangeMeta
+            | A::AddVersion
+            | A::ReadSharing
+            | A::LinkProject
+            | A::UnlinkProject => Role::Editor,
+            A::Delete | A::ChangeSharing | A::TransferOwnership => Role::Owner,
+        }
+    }
+
+    /// The operation class the credential must be allowed (DESIGN.md §2).
+    pub fn operation(self) -> Operation {
+        use DocumentAction as A;
+        match self {
+            A::Rename | A::ChangeMeta | A::Delete => Operation::Manage,
+            A::AddVersion => Operation::Deliver,
+            A::ReadSharing => Operation::ReadSharing,
+            A::ChangeSharing => Operation::ChangeSharing,
+            A::TransferOwnership => Operation::Grant,
+            A::LinkProject | A::UnlinkProject => Operation::LinkProject,
+        }
+    }
+
+    /// What it is, as a refusal names it ("… needs the editor role on this document").
+    fn what(self) -> &'static str {
+        use DocumentAction as A;
+        match self {
+            A::Rename => "changing the title",
+            A::ChangeMeta => "changing tags or the archive flag",
+            A::AddVersion => "adding a version",
+            A::Delete => "deleting the document",
+            A::ReadSharing => "reading the sharing settings",
+            A::ChangeSharing => "changing the sharing settings",
+            A::TransferOwnership => "transferring ownership",
+            A::LinkProject => "linking the document to a project",
+            A::UnlinkProject => "unlinking the document from a project",
+        }
+    }
+}
+
+/// Requires the role `action` needs on a document the caller can see (403 `forbidden`).
+pub fn require_action(role: Role, action: DocumentAction) -> Result<()> {
+    require_role(role, action.needed_role(), action.what())
+}
+
+/// Whether `actor`, holding `role` on a document, may do `action` there: what a screen offers.
+pub fn may(actor: &Actor, role: Role, action: DocumentAction) -> bool {
+    permit(actor, action.operation()).is_ok() && role >= action.needed_role()
+}
+
 /// The document role a project role gives on the project's documents (DESIGN.md §3).
 fn project_document_role(role: ProjectRole) -> Role {
     match role {
@@ -401,6 +474,33 @@ mod tests {
         assert!(matches!(
             require_scope(&agent, Scope::Access),
             Err(Error::Forbidden(_))
+        ));
+    }
+
+    #[test]
+    fn document_actions_follow_design_section_three() {
+        let session = Actor {
+            account: account("u", Membership::Internal, false),
+            credential: Credential::Session {
+                session_id: "ses_1".into(),
+            },
+        };
+        assert!(may(&session, Role::Editor, DocumentAction::Rename));
+        assert!(may(&session, Role::Editor, DocumentAction::ReadSharing));
+        assert!(!may(&session, Role::Viewer, DocumentAction::AddVersion));
+        assert!(!may(&session, Role::Editor, DocumentAction::Delete));
+        assert!(!may(&session, Role::Editor, DocumentAction::ChangeSharing));
+        assert!(may(
+            &session,
+            Role::Owner,
+            DocumentAction::TransferOwnership
+        ));
+        let docs_only = personal(account("u", Membership::Internal, false), &[Scope::Docs]);
+        assert!(may(&docs_only, Role::Owner, DocumentAction::Delete));
+        assert!(!may(&docs_only, Role::Owner, DocumentAction::ChangeSharing));
+        assert!(matches!(
+            require_action(Role::Viewer, DocumentAction::Rename),
+            Err(Error::Forbidden(message)) if message == "changing the title needs the editor role on this document"
         ));
     }
 

@@ -1,20 +1,25 @@
 //! Managing a document: title, tags and archive flag, sharing, ownership, deletion.
 
+use docreview_api::requests::ListQuery;
 use docreview_api::requests::{MetaChange, OwnerChange, SharingChange, TitleChange};
-use docreview_api::views::{AllowedUserEntry, ReviewView, SharingView};
+use docreview_api::views::{AllowedUserEntry, MemberView, ReviewView, SharingView};
 
+use super::accounts::{member_view, normalize_email};
 use super::reviews::normalize_tags;
-use super::{Service, accounts::normalize_email, check_length};
-use crate::access::{self, Actor, Operation};
+use super::{Service, check_length};
+use crate::access::{self, Actor, DocumentAction, Operation};
 use crate::error::{Error, Result};
-use crate::model::{
-    AccessGrant, AccessMode, GrantRole, Provider, Role, UserStatus, WebhookEventType,
-};
+use crate::model::{AccessGrant, AccessMode, GrantRole, Provider, UserStatus, WebhookEventType};
 use crate::outbox::Sink;
-use crate::store::{ReviewUpdate, StoreError};
+use crate::store::{MemberQuery, ReviewUpdate, StoreError};
 
 /// A document may be shared with at most this many people by email.
 const MAX_ALLOWED_USERS: usize = 500;
+/// People offered when sharing (the organization's first members by email); past this many,
+/// the email is typed in full.
+const SHARE_SUGGESTIONS: usize = 500;
+/// Documents whose tags are offered when tagging (the caller's most recently active ones).
+const TAG_SOURCES: usize = 200;
 
 impl Service {
     /// `PATCH /api/reviews/{id}/title` (editor).
@@ -28,7 +33,7 @@ impl Service {
         let title = change.title.trim().to_string();
         check_length("title", &title, 1, 300)?;
         let (_, role) = self.visible(actor, review_id).await?;
-        access::require_role(role, Role::Editor, "changing the title")?;
+        access::require_action(role, DocumentAction::Rename)?;
         self.update(ReviewUpdate {
             title: Some(title),
             ..self.update_of(review_id)
@@ -50,7 +55,7 @@ impl Service {
         }
         let tags = change.tags.map(normalize_tags).transpose()?;
         let (_, role) = self.visible(actor, review_id).await?;
-        access::require_role(role, Role::Editor, "changing tags or the archive flag")?;
+        access::require_action(role, DocumentAction::ChangeMeta)?;
         self.update(ReviewUpdate {
             tags,
             archived: change.archived,
@@ -64,7 +69,7 @@ impl Service {
     pub async fn sharing(&self, actor: &Actor, review_id: &str) -> Result<SharingView> {
         access::permit(actor, Operation::ReadSharing)?;
         let (head, role) = self.visible(actor, review_id).await?;
-        access::require_role(role, Role::Editor, "reading the sharing settings")?;
+        access::require_action(role, DocumentAction::ReadSharing)?;
         Ok(sharing_view(head.review.access_mode, &head.grants))
     }
 
@@ -81,7 +86,7 @@ impl Service {
         }
         let grants = change.allowed_users.map(grants_of).transpose()?;
         let (head, role) = self.visible(actor, review_id).await?;
-        access::require_role(role, Role::Owner, "changing the sharing settings")?;
+        access::require_action(role, DocumentAction::ChangeSharing)?;
         let mode = change.mode.unwrap_or(head.review.access_mode);
         let shown = sharing_view(mode, grants.as_deref().unwrap_or(&head.grants));
         self.update(ReviewUpdate {
@@ -91,6 +96,91 @@ impl Service {
         })
         .await?;
         Ok(shown)
+    }
+
+    /// One person's place in the sharing list (the web app's Share dialog): added, or given
+    /// another role, with `Some(role)`; taken off with `None` (nothing to do when absent). The
+    /// rest of the list stays as it is.
+    pub async fn share_with(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        email: &str,
+        role: Option<GrantRole>,
+    ) -> Result<SharingView> {
+        access::permit(actor, Operation::ChangeSharing)?;
+        let email = normalize_email(email)?;
+        let (head, role_here) = self.visible(actor, review_id).await?;
+        access::require_action(role_here, DocumentAction::ChangeSharing)?;
+        let mut grants = head.grants.clone();
+        match (grants.iter_mut().find(|grant| grant.email == email), role) {
+            (Some(grant), Some(role)) => grant.role = role,
+            (None, Some(role)) => {
+                if grants.len() >= MAX_ALLOWED_USERS {
+                    return Err(Error::invalid(format!(
+                        "a document can be shared with at most {MAX_ALLOWED_USERS} people"
+                    )));
+                }
+                grants.push(AccessGrant { email, role });
+            }
+            (_, None) => grants.retain(|grant| grant.email != email),
+        }
+        let shown = sharing_view(head.review.access_mode, &grants);
+        self.update(ReviewUpdate {
+            grants: Some(grants),
+            ..self.update_of(review_id)
+        })
+        .await?;
+        Ok(shown)
+    }
+
+    /// The people a document's owner may share it with or hand it to, offered as they type:
+    /// active members (never service principals), by email, at most `SHARE_SUGGESTIONS`.
+    pub async fn share_suggestions(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+    ) -> Result<Vec<MemberView>> {
+        access::permit(actor, Operation::ChangeSharing)?;
+        let (_, role) = self.visible(actor, review_id).await?;
+        access::require_action(role, DocumentAction::ChangeSharing)?;
+        let accounts = self
+            .store
+            .list_accounts(MemberQuery {
+                admins_only: false,
+                after: None,
+                limit: SHARE_SUGGESTIONS,
+            })
+            .await?;
+        Ok(accounts
+            .iter()
+            .filter(|account| {
+                account.status == UserStatus::Active && account.user.provider != Provider::Service
+            })
+            .map(member_view)
+            .collect())
+    }
+
+    /// Tags already in use on the documents the caller can see (their `TAG_SOURCES` most
+    /// recently active), sorted: what a tag field suggests.
+    pub async fn known_tags(&self, actor: &Actor) -> Result<Vec<String>> {
+        let listed = self
+            .list_reviews(
+                actor,
+                ListQuery {
+                    limit: Some(TAG_SOURCES),
+                    ..ListQuery::default()
+                },
+            )
+            .await?;
+        let mut tags: Vec<String> = listed
+            .reviews
+            .into_iter()
+            .flat_map(|review| review.tags)
+            .collect();
+        tags.sort();
+        tags.dedup();
+        Ok(tags)
     }
 
     /// `PUT /api/reviews/{id}/owner` (owner or org admin): the new owner must be an active member
@@ -104,7 +194,7 @@ impl Service {
         access::permit(actor, Operation::Grant)?;
         let email = normalize_email(&change.email)?;
         let (head, role) = self.visible(actor, review_id).await?;
-        access::require_role(role, Role::Owner, "transferring ownership")?;
+        access::require_action(role, DocumentAction::TransferOwnership)?;
         let no_such_member = || {
             Error::invalid(format!(
                 "{email} is not an active member; the new owner must be one"
@@ -157,7 +247,7 @@ impl Service {
     pub async fn delete_review(&self, actor: &Actor, review_id: &str) -> Result<()> {
         access::permit(actor, Operation::Manage)?;
         let (head, role) = self.visible(actor, review_id).await?;
-        access::require_role(role, Role::Owner, "deleting the document")?;
+        access::require_action(role, DocumentAction::Delete)?;
         let deleted = self.event_on(
             WebhookEventType::ReviewDeleted,
             actor,

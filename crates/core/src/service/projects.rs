@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::accounts::{member_view, normalize_email};
 use super::{Service, check_length, page};
-use crate::access::{self, Actor, Credential, Operation};
+use crate::access::{self, Actor, Credential, DocumentAction, Operation};
 use crate::error::{Error, Result};
 use crate::ids::is_valid_project_code;
 use crate::model::{Account, Membership, ProjectRecord, ProjectRole, Provider, Role, UserStatus};
@@ -164,7 +164,7 @@ impl Service {
         access::permit(actor, Operation::LinkProject)?;
         let project = self.project_by_code(code).await?;
         let (head, role) = self.visible(actor, review_id).await?;
-        access::require_role(role, Role::Editor, "linking the document to a project")?;
+        access::require_action(role, DocumentAction::LinkProject)?;
         match head.review.project_code.as_deref() {
             Some(linked) if linked == project.code => {
                 return self.review_after_change(actor, review_id, role).await;
@@ -196,7 +196,7 @@ impl Service {
         access::permit(actor, Operation::LinkProject)?;
         let project = self.project_by_code(code).await?;
         let (head, role) = self.visible(actor, review_id).await?;
-        access::require_role(role, Role::Editor, "unlinking the document from a project")?;
+        access::require_action(role, DocumentAction::UnlinkProject)?;
         if head.review.project_code.as_deref() != Some(project.code.as_str()) {
             return Err(Error::NotFound("link to this project"));
         }

@@ -7,7 +7,7 @@ use docreview_api::views::{DomContext, ReviewList, ReviewSummaryView, ReviewView
 
 use super::manage::grants_of;
 use super::{Service, check_length, page, parse_html};
-use crate::access::{self, Actor, Operation};
+use crate::access::{self, Actor, DocumentAction, Operation};
 use crate::anchor;
 use crate::clock::rfc3339;
 use crate::error::{Error, Result};
@@ -425,7 +425,7 @@ impl Service {
             check_length("label", label, 1, 100)?;
         }
         let (head, role) = self.visible(actor, review_id).await?;
-        access::require_role(role, Role::Editor, "adding a version")?;
+        access::require_action(role, DocumentAction::AddVersion)?;
         let text = Arc::new(parse_html(upload.html.clone()).await?);
         let hash = source_hash(&upload.html);
         let base = upload.base_version_id.clone();

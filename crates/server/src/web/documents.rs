@@ -50,6 +50,9 @@ struct Params {
     mine: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     cursor: String,
+    /// Set when the review screen deleted a document and came here: said once, never carried on.
+    #[serde(default, skip_serializing)]
+    deleted: String,
 }
 
 impl Params {

@@ -92,8 +92,8 @@ pub fn form_urlencoded_component(text: &str) -> String {
     out
 }
 
-/// Status and words for a core error, as a person should read them.
-fn describe(error: &Error) -> (StatusCode, &'static str, String) {
+/// Status, heading and words for a core error, as a person should read them.
+pub fn describe(error: &Error) -> (StatusCode, &'static str, String) {
     match error {
         Error::NotFound(_) => (
             StatusCode::NOT_FOUND,

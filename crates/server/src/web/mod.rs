@@ -19,6 +19,7 @@ mod markdown;
 mod org;
 mod review;
 mod session;
+mod settings;
 mod threads;
 
 use axum::Router;
@@ -40,6 +41,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(org::router())
         .merge(review::router())
         .merge(markdown::router())
+        .merge(settings::router())
         .merge(api_docs::router())
         .layer(axum::middleware::from_fn_with_state(
             state,

@@ -27,6 +27,7 @@ use crate::headers::Policy;
 use crate::web::error::WebError;
 use crate::web::extract::{SignedIn, is_htmx};
 use crate::web::layout::{Layout, Nav};
+use crate::web::settings::Offered;
 use crate::web::threads::{self, Offer};
 
 pub fn router() -> Router<AppState> {
@@ -344,6 +345,8 @@ struct ReviewPage {
     previous_label: Option<String>,
     sections: Vec<Section>,
     panel: Panel,
+    /// What the Settings and Share dialogs offer the caller.
+    manage: Offered,
 }
 
 #[allow(
@@ -434,6 +437,7 @@ async fn page(
     let page = ReviewPage {
         layout: Layout::for_user(&review.title, Nav::Documents, &signed_in)
             .with_body_class("review-screen"),
+        manage: Offered::of(&signed_in.actor, review.role),
         version_number: index + 1,
         previous_label,
         version,

@@ -18,3 +18,5 @@ mod org;
 mod pages;
 mod review;
 mod screen;
+mod settings;
+mod share;
