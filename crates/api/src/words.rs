@@ -138,3 +138,47 @@ word_enum!(
     /// How an uploaded body joins a document: a new version, or the latest version's new body.
     VersionMode { AddVersion => "add_version", Replace => "replace" }
 );
+
+word_enum!(
+    /// What a webhook can subscribe to (DESIGN.md §8.3): the type of each event it is sent, and
+    /// of the body's `type`. A new event is one variant here and the place that records it
+    /// (`docs/notifications.md` says how).
+    WebhookEventType {
+        ReviewCreated => "review.created",
+        ReviewVersionAdded => "review.version_added",
+        ReviewDeleted => "review.deleted",
+        CommentCreated => "comment.created",
+        CommentReplied => "comment.replied",
+        CommentStatusChanged => "comment.status_changed",
+        CommentEdited => "comment.edited",
+        RunCompleted => "run.completed",
+        Ping => "ping",
+    }
+);
+word_enum!(
+    /// Why someone is notified (DESIGN.md §8.1), strongest first: of several reasons one event
+    /// gives a person, the earliest in this list wins. A new reason goes where it ranks.
+    NotificationReason {
+        Mention => "mention",
+        Reply => "reply",
+        Comment => "comment",
+        RunCompleted => "run_completed",
+        WebhookFailed => "webhook_failed",
+    }
+);
+word_enum!(
+    /// How a person's notifications reach them by mail: each at once, one digest a day, or not.
+    EmailFrequency { Instant => "instant", Daily => "daily", Off => "off" }
+);
+word_enum!(
+    /// A row of the outbox (a webhook delivery, a mail): waiting or retrying, done, or given up.
+    DeliveryStatus { Pending => "pending", Succeeded => "succeeded", Failed => "failed" }
+);
+
+impl NotificationReason {
+    /// Whether this reason beats `other` (comes earlier in `ALL`).
+    pub fn outranks(self, other: NotificationReason) -> bool {
+        let rank = |reason| Self::ALL.iter().position(|r| *r == reason);
+        rank(self) < rank(other)
+    }
+}

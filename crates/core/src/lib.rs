@@ -11,6 +11,7 @@ pub mod identity;
 pub mod ids;
 pub mod limit;
 pub mod model;
+pub mod outbox;
 pub mod service;
 pub mod store;
 pub mod texts;

@@ -12,12 +12,14 @@ mod accounts;
 pub mod columns;
 mod comments;
 mod organization;
+mod outbox;
 mod reviews;
 mod search;
 
 pub use accounts::AccountStore;
 pub use comments::{CommentStamp, CommentStore, CommentsWrite};
 pub use organization::{MemberQuery, OrganizationStore, ProjectImport, ProjectQuery};
+pub use outbox::OutboxStore;
 pub use reviews::{NewReview, ReviewQuery, ReviewStore, ReviewUpdate, Revisions, VersionWrite};
 pub use search::{
     CommentHit, CommentSearch, MATCH_END, MATCH_START, ReviewHit, ReviewSearch,
@@ -116,13 +118,25 @@ impl Visibility {
 /// Every domain of the port, and what a backend offers beyond them.
 #[async_trait::async_trait]
 pub trait Store:
-    AccountStore + ReviewStore + CommentStore + OrganizationStore + SearchStore + Send + Sync + 'static
+    AccountStore
+    + ReviewStore
+    + CommentStore
+    + OrganizationStore
+    + SearchStore
+    + OutboxStore
+    + Send
+    + Sync
+    + 'static
 {
     /// Answers once the database can serve a query (readiness).
     async fn ping(&self) -> StoreResult<()>;
 
     /// Every document change committed from now on, through any node sharing this database.
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::ReviewEvent>;
+
+    /// The ids of the people whose notifications change from now on (added, withdrawn, read),
+    /// through any node sharing this database.
+    fn subscribe_people(&self) -> tokio::sync::broadcast::Receiver<String>;
 
     /// Adds this node's writes counted since its last call (`(key, count)`, counts may be 0)
     /// to the shared counters of the minute starting at `window`, and answers every key's

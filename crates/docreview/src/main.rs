@@ -542,6 +542,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(%address, database = %describe(&backend), "docreview started");
 
     let sweeper = tokio::spawn(sweep_stale_runs(Arc::clone(&service)));
+    // Delivers what changes leave in the outbox (on every node; each row goes to one).
+    let outbox_workers = docreview_core::outbox::worker::start(&service);
     tokio::spawn(backfill_search(Arc::clone(&service)));
     // The signal also ends open event streams, which would otherwise hold shutdown open.
     let shutdown = tokio_util::sync::CancellationToken::new();
@@ -576,6 +578,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
     .await;
     sweeper.abort();
+    drop(outbox_workers);
     if let Some(metrics_server) = metrics_server {
         metrics_server.abort();
     }

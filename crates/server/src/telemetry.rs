@@ -1,5 +1,6 @@
 //! `/metrics` in Prometheus text format: requests by route template and status, their latency,
-//! the SQLite group commit's batch sizes, the database pool, live event subscribers.
+//! the SQLite group commit's batch sizes, the database pool, live event subscribers, and the
+//! outbox (what waits in each sink, how old it is, attempts and failures).
 //!
 //! We chose the `metrics` facade with its Prometheus recorder: the store and core crates count
 //! what they see (a commit batch, a retried write) through a macro without knowing about HTTP
@@ -114,6 +115,25 @@ async fn render(State(state): State<PageState>, headers: HeaderMap) -> Response 
             .set(pool.open.saturating_sub(pool.idle) as f64);
         metrics::gauge!("docreview_db_pool_connections", "state" => "idle").set(pool.idle as f64);
         metrics::gauge!("docreview_db_pool_max_connections").set(pool.max as f64);
+    }
+    // The outbox too: what waits is state in the database, shared by every node.
+    match state.service.outbox_depths().await {
+        Ok(depths) => {
+            let now = state.service.now();
+            for sink in docreview_core::outbox::Sink::ALL {
+                let depth = depths.iter().find(|depth| depth.sink == sink);
+                let pending = depth.map_or(0, |depth| depth.pending);
+                let oldest = depth
+                    .and_then(|depth| depth.oldest_created_at)
+                    .map_or(0.0, |at| (now - at).max(0) as f64 / 1000.0);
+                #[allow(clippy::cast_precision_loss)] // queue depths are far below 2^52
+                metrics::gauge!("docreview_outbox_pending", "sink" => sink.as_str())
+                    .set(pending as f64);
+                metrics::gauge!("docreview_outbox_oldest_age_seconds", "sink" => sink.as_str())
+                    .set(oldest);
+            }
+        }
+        Err(error) => tracing::warn!(error = error.detail(), "could not read the outbox's depth"),
     }
     (
         [(

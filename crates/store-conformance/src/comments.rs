@@ -48,6 +48,7 @@ pub async fn check_write_comments_cas(store: Arc<dyn Store>) {
         in_running_run: None,
         on_live_comment: None,
         unchanged_comment: None,
+        outbox: Vec::new(),
     };
     assert_conflict(store.write_comments("rev", stale.clone()).await, 1);
     let mut ahead = stale;
@@ -104,6 +105,7 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
         in_running_run: None,
         on_live_comment: None,
         unchanged_comment: None,
+        outbox: Vec::new(),
         at: T0 + 12,
         comments: vec![c1.clone()],
         messages: vec![m1.clone()],
@@ -146,6 +148,7 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
         in_running_run: None,
         on_live_comment: None,
         unchanged_comment: None,
+        outbox: Vec::new(),
         at: T0 + 23,
         comments: vec![c1b.clone()],
         messages: vec![m1b.clone(), m2.clone()],

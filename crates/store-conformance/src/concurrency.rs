@@ -157,6 +157,7 @@ pub async fn check_concurrent_version_and_comment_writes(store: Arc<dyn Store>) 
             structure_changed: false,
             at,
             search_text: String::new(),
+            outbox: Vec::new(),
         };
         let expected = before.comments_revision;
         let versioned = tokio::spawn(async move { version_store.write_version(write).await });

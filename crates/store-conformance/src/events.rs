@@ -91,7 +91,10 @@ pub async fn check_document_changes_are_announced(store: Arc<dyn Store>) {
         head(&store, "rev").await.review.comments_revision
     );
 
-    store.delete_review("rev").await.expect("delete");
+    store
+        .delete_review("rev", Vec::new())
+        .await
+        .expect("delete");
     let event = next(&mut events, "deletion").await;
     assert_eq!(
         (event.kind, event.review_id.as_str(), event.change_seq),
@@ -99,5 +102,5 @@ pub async fn check_document_changes_are_announced(store: Arc<dyn Store>) {
         "one change past the last"
     );
     assert!(store.review_head("rev").await.expect("head").is_none());
-    assert_not_found(store.delete_review("rev").await);
+    assert_not_found(store.delete_review("rev", Vec::new()).await);
 }

@@ -97,6 +97,7 @@ pub fn new_review(id: &str, owner: &str, at: Millis) -> NewReview {
         html: format!("<h1>{id}</h1><p>body</p>").into_bytes(),
         search_text: format!("{id} body"),
         version,
+        outbox: Vec::new(),
     }
 }
 

@@ -32,6 +32,7 @@ pub mod fixtures;
 mod listing;
 mod manage;
 mod organization;
+mod outbox;
 mod projects;
 mod reviews;
 mod runs;
@@ -58,6 +59,10 @@ pub use manage::{check_delete_review, check_update_review};
 pub use organization::{
     check_list_accounts, check_password_hash, check_remove_account, check_the_last_admin_stays,
     check_token_listing_and_revocation, check_update_account,
+};
+pub use outbox::{
+    check_outbox_claims_and_outcomes, check_outbox_completion_writes_what_follows,
+    check_outbox_concurrent_claims_take_each_row_once, check_outbox_rows_commit_with_their_change,
 };
 pub use projects::{
     check_change_project_roles, check_import_projects, check_link_project, check_list_projects,
@@ -165,6 +170,10 @@ macro_rules! conformance_tests {
             check_search_members_seeing_many_documents,
             check_document_changes_are_announced,
             check_visibility_matrix,
+            check_outbox_rows_commit_with_their_change,
+            check_outbox_claims_and_outcomes,
+            check_outbox_concurrent_claims_take_each_row_once,
+            check_outbox_completion_writes_what_follows,
         );
     };
 }

@@ -170,6 +170,7 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
             in_running_run: None,
             on_live_comment: None,
             unchanged_comment: None,
+            outbox: Vec::new(),
             at: T0 + 2,
             comments: vec![c.clone()],
             messages: vec![m],
@@ -191,11 +192,15 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
             structure_changed: false,
             at: T0 + 3,
             search_text: "zanzibar second text".to_string(),
+            outbox: Vec::new(),
         })
         .await
         .expect("version");
 
-    store.delete_review("rev").await.expect("delete");
+    store
+        .delete_review("rev", Vec::new())
+        .await
+        .expect("delete");
 
     assert!(store.review_head("rev").await.expect("head").is_none());
     assert!(store.review_state("rev").await.expect("state").is_none());
@@ -283,8 +288,8 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
             .is_some()
     );
 
-    assert_not_found(store.delete_review("rev").await);
-    assert_not_found(store.delete_review("rev_missing").await);
+    assert_not_found(store.delete_review("rev", Vec::new()).await);
+    assert_not_found(store.delete_review("rev_missing", Vec::new()).await);
 
     // Nothing is left behind: the same ids (document, versions, comments, runs) can be used again.
     let again = review(&store, "rev", "usr_alice", T0 + 10).await;

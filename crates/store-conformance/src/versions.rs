@@ -11,7 +11,7 @@ use crate::fixtures::{
     review, section, sorted_by, user, version,
 };
 
-fn version_write(
+pub(crate) fn version_write(
     review_id: &str,
     expected_latest: &str,
     expected_revision: i64,
@@ -30,6 +30,7 @@ fn version_write(
         structure_changed: false,
         at,
         search_text: String::new(),
+        outbox: Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@ use crate::PgStore;
 use crate::columns::{COMMENT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, RUN_COLUMNS, USER_COLUMNS};
 use crate::error::map_error;
 use crate::events::notify;
+use crate::outbox::insert_entries;
 use crate::sql::{decode_all, decode_optional};
 
 async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResult<()> {
@@ -269,6 +270,7 @@ impl CommentStore for PgStore {
         for run in &write.runs {
             upsert_run(&mut tx, run).await?;
         }
+        insert_entries(&mut tx, &write.outbox).await?;
         notify(&mut tx, review_id, EventKind::Comments).await?;
         tx.commit().await.map_err(map_error)?;
         Ok(revision)

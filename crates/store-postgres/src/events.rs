@@ -1,6 +1,6 @@
-//! Change events between nodes: every write that changes a document queues a `NOTIFY` in its
-//! transaction, and every node listens on the channel and forwards what it hears to its own
-//! listeners.
+//! Change events between nodes: every write that changes a document (or someone's
+//! notifications) queues a `NOTIFY` in its transaction, and every node listens on the channels
+//! and forwards what it hears to its own listeners.
 
 use docreview_core::events::{EventKind, ReviewEvent};
 use docreview_core::store::StoreResult;
@@ -13,6 +13,29 @@ use crate::{FIRST_BACKOFF, MAX_BACKOFF};
 
 /// The `LISTEN`/`NOTIFY` channel carrying document change events between nodes.
 pub const EVENTS_CHANNEL: &str = "docreview_events";
+
+/// The channel carrying the ids of people whose notifications changed.
+pub const PEOPLE_CHANNEL: &str = "docreview_people";
+
+/// Queues a notice for each person (once each): their notifications changed. Heard on every
+/// node when, and only if, this transaction commits.
+pub(crate) async fn tell_people(
+    tx: &mut Transaction<'_, Postgres>,
+    mut people: Vec<String>,
+) -> StoreResult<()> {
+    if people.is_empty() {
+        return Ok(());
+    }
+    people.sort();
+    people.dedup();
+    sqlx::query("SELECT pg_notify($1, person) FROM unnest($2::text[]) AS person")
+        .bind(PEOPLE_CHANNEL)
+        .bind(&people)
+        .execute(&mut **tx)
+        .await
+        .map_err(map_error)?;
+    Ok(())
+}
 
 /// Queues a change event for the document's current revisions. `NOTIFY` is transactional:
 /// listeners on every node hear it when, and only if, this transaction commits.
@@ -36,10 +59,15 @@ pub(crate) async fn notify(
     Ok(())
 }
 
-/// Listens on `EVENTS_CHANNEL` for as long as the process runs, forwarding every event to this
-/// node's listeners; reconnects with backoff when the connection drops (events sent while it is
-/// down are missed, and the next event carries the current revisions anyway).
-pub(crate) async fn forward_notifications(pool: PgPool, events: broadcast::Sender<ReviewEvent>) {
+/// Listens on `EVENTS_CHANNEL` and `PEOPLE_CHANNEL` for as long as the process runs, forwarding
+/// what it hears to this node's listeners; reconnects with backoff when the connection drops
+/// (events sent while it is down are missed, and the next event carries the current revisions
+/// anyway; an unread count is read whole whenever it is shown).
+pub(crate) async fn forward_notifications(
+    pool: PgPool,
+    events: broadcast::Sender<ReviewEvent>,
+    people: broadcast::Sender<String>,
+) {
     let mut backoff = FIRST_BACKOFF;
     loop {
         match listen(&pool).await {
@@ -47,6 +75,10 @@ pub(crate) async fn forward_notifications(pool: PgPool, events: broadcast::Sende
                 backoff = FIRST_BACKOFF;
                 let error = loop {
                     match listener.recv().await {
+                        Ok(notification) if notification.channel() == PEOPLE_CHANNEL => {
+                            // Nobody listening on this node is not an error.
+                            drop(people.send(notification.payload().to_string()));
+                        }
                         Ok(notification) => {
                             match serde_json::from_str::<ReviewEvent>(notification.payload()) {
                                 // Nobody listening on this node is not an error.
@@ -72,6 +104,8 @@ pub(crate) async fn forward_notifications(pool: PgPool, events: broadcast::Sende
 
 async fn listen(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen(EVENTS_CHANNEL).await?;
+    listener
+        .listen_all([EVENTS_CHANNEL, PEOPLE_CHANNEL])
+        .await?;
     Ok(listener)
 }

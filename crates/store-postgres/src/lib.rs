@@ -22,12 +22,13 @@ mod error;
 mod events;
 mod migrations;
 mod organization;
+mod outbox;
 mod reviews;
 mod search;
 mod sql;
 mod visibility;
 
-pub use events::EVENTS_CHANNEL;
+pub use events::{EVENTS_CHANNEL, PEOPLE_CHANNEL};
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -77,6 +78,8 @@ pub struct PgStore {
     pool: PgPool,
     /// Changes heard on `EVENTS_CHANNEL`, from this node's writes and every other node's.
     events: broadcast::Sender<ReviewEvent>,
+    /// People whose notifications changed, heard on `PEOPLE_CHANNEL`.
+    people: broadcast::Sender<String>,
     /// The database URL without its password, for logs and `Debug`.
     target: String,
     options: PgOptions,
@@ -165,13 +168,16 @@ impl PgStore {
             .max_connections(1)
             .connect_lazy_with(connect_options);
         let events = broadcast::channel(EVENT_BUFFER).0;
+        let people = broadcast::channel(EVENT_BUFFER).0;
         tokio::spawn(crate::events::forward_notifications(
             listener_pool,
             events.clone(),
+            people.clone(),
         ));
         Ok(PgStore {
             pool,
             events,
+            people,
             target,
             options,
         })
@@ -214,6 +220,10 @@ impl PgStore {
 impl Store for PgStore {
     fn subscribe(&self) -> broadcast::Receiver<ReviewEvent> {
         self.events.subscribe()
+    }
+
+    fn subscribe_people(&self) -> broadcast::Receiver<String> {
+        self.people.subscribe()
     }
 
     async fn ping(&self) -> StoreResult<()> {
@@ -325,6 +335,7 @@ mod tests {
                     .expect("valid url"),
             ),
             events: broadcast::channel(1).0,
+            people: broadcast::channel(1).0,
             target: redact_url("postgres://app:hunter2@127.0.0.1:1/docs"),
             options: PgOptions::default(),
         };

@@ -17,6 +17,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../migrations/0002_sessions_projects_search.sql"),
     ),
     (3, include_str!("../migrations/0003_rate_counts.sql")),
+    (
+        5,
+        include_str!("../migrations/0005_outbox_notifications.sql"),
+    ),
 ];
 
 /// The advisory lock key serializing migrations: "docrevie" in ASCII, unlikely to meet another

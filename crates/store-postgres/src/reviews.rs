@@ -5,6 +5,7 @@ use docreview_core::events::EventKind;
 use docreview_core::model::{
     AccessGrant, ReviewHead, ReviewState, ReviewSummaryRecord, VersionRecord,
 };
+use docreview_core::outbox::OutboxEntry;
 use docreview_core::store::columns::{self, REVIEW_WIDTH, VERSION_WIDTH, to_json};
 use docreview_core::store::{
     NewReview, ReviewQuery, ReviewStore, ReviewUpdate, Revisions, StoreError, StoreResult,
@@ -20,6 +21,7 @@ use crate::columns::{
 use crate::error::{map_error, unique};
 use crate::events::notify;
 use crate::organization::project_where_code;
+use crate::outbox::insert_entries;
 use crate::sql::{decode_all, decode_one, decode_optional, storable};
 use crate::visibility::{self, VISIBLE};
 
@@ -121,6 +123,7 @@ impl ReviewStore for PgStore {
         .execute(&mut *tx)
         .await
         .map_err(map_error)?;
+        insert_entries(&mut tx, &new.outbox).await?;
         tx.commit().await.map_err(map_error)
     }
 
@@ -360,6 +363,7 @@ impl ReviewStore for PgStore {
         .execute(&mut *tx)
         .await
         .map_err(map_error)?;
+        insert_entries(&mut tx, &write.outbox).await?;
         notify(&mut tx, &write.review_id, EventKind::Version).await?;
         tx.commit().await.map_err(map_error)?;
         Ok(revisions)
@@ -409,7 +413,7 @@ impl ReviewStore for PgStore {
         tx.commit().await.map_err(map_error)
     }
 
-    async fn delete_review(&self, review_id: &str) -> StoreResult<()> {
+    async fn delete_review(&self, review_id: &str, outbox: Vec<OutboxEntry>) -> StoreResult<()> {
         let mut tx = self.begin().await?;
         // The last event carries a `change_seq` no rendering was made at, so every node's cache
         // entry for the document is stale; then the rows go (the foreign keys cascade to
@@ -429,6 +433,7 @@ impl ReviewStore for PgStore {
             .execute(&mut *tx)
             .await
             .map_err(map_error)?;
+        insert_entries(&mut tx, &outbox).await?;
         tx.commit().await.map_err(map_error)
     }
 }

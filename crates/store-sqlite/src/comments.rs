@@ -10,6 +10,7 @@ use rusqlite::{Connection, params};
 
 use crate::SqliteStore;
 use crate::columns::{COMMENT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, RUN_COLUMNS, USER_COLUMNS};
+use crate::outbox::insert_entries;
 use crate::sql::{execute, internal, query_all, query_optional};
 
 fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
@@ -249,6 +250,7 @@ impl CommentStore for SqliteStore {
             for run in &write.runs {
                 upsert_run(conn, run)?;
             }
+            insert_entries(conn, &write.outbox)?;
             Ok(revision)
         })
         .await

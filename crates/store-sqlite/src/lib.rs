@@ -16,6 +16,7 @@ mod columns;
 mod comments;
 mod migrations;
 mod organization;
+mod outbox;
 mod readers;
 mod reviews;
 mod search;
@@ -41,6 +42,8 @@ pub struct SqliteStore {
     readers: Arc<ReaderPool>,
     /// Committed changes, for live listeners in this process (SQLite has no other nodes).
     events: broadcast::Sender<ReviewEvent>,
+    /// People whose notifications changed, for their live unread counts.
+    people: broadcast::Sender<String>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -61,6 +64,7 @@ impl SqliteStore {
         migrations::apply(&mut connection)?;
         Ok(SqliteStore {
             events: broadcast::channel(EVENT_BUFFER).0,
+            people: broadcast::channel(EVENT_BUFFER).0,
             path: path.to_path_buf(),
             writer: Writer::start(connection)?,
             readers: Arc::new(ReaderPool::new(path)),
@@ -68,10 +72,27 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Tells listeners in this process that these people's notifications changed (after the
+    /// commit that changed them), each once.
+    pub(crate) fn tell_people(&self, mut people: Vec<String>) {
+        people.sort();
+        people.dedup();
+        for person in people {
+            // Nobody listening is not an error.
+            let _ = self.people.send(person);
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Store for SqliteStore {
     fn subscribe(&self) -> broadcast::Receiver<ReviewEvent> {
         self.events.subscribe()
+    }
+
+    fn subscribe_people(&self) -> broadcast::Receiver<String> {
+        self.people.subscribe()
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -5,6 +5,7 @@ use docreview_core::events::EventKind;
 use docreview_core::model::{
     AccessGrant, ReviewHead, ReviewState, ReviewSummaryRecord, VersionRecord,
 };
+use docreview_core::outbox::OutboxEntry;
 use docreview_core::store::columns::{self, VERSION_WIDTH, to_json};
 use docreview_core::store::{
     NewReview, ReviewQuery, ReviewStore, ReviewUpdate, Revisions, StoreError, StoreResult,
@@ -18,6 +19,7 @@ use crate::columns::{
     SUMMARY_EXTRA_COLUMNS, SUMMARY_FROM, USER_COLUMNS, VERSION_COLUMNS,
 };
 use crate::organization::project_by_code;
+use crate::outbox::insert_entries;
 use crate::sql::{execute, internal, query_all, query_named, query_optional, unique};
 use crate::visibility::{Caller, MEMBER_SEES};
 use crate::writer::review_event;
@@ -119,7 +121,9 @@ impl ReviewStore for SqliteStore {
             .map_err(unique("document"))?;
             insert_version(conn, &r.id, &new.version, &new.html)?;
             insert_grants(conn, &r.id, &new.grants)?;
-            set_text(conn, &r.id, &new.search_text)
+            set_text(conn, &r.id, &new.search_text)?;
+            insert_entries(conn, &new.outbox)?;
+            Ok(())
         })
         .await
     }
@@ -329,6 +333,7 @@ impl ReviewStore for SqliteStore {
             )
             .map_err(internal)?;
             set_text(conn, &write.review_id, &write.search_text)?;
+            insert_entries(conn, &write.outbox)?;
             Ok(revisions)
         })
         .await
@@ -373,7 +378,7 @@ impl ReviewStore for SqliteStore {
         .await
     }
 
-    async fn delete_review(&self, review_id: &str) -> StoreResult<()> {
+    async fn delete_review(&self, review_id: &str, outbox: Vec<OutboxEntry>) -> StoreResult<()> {
         let review_id = review_id.to_string();
         self.write_announced(move |conn| {
             // The last event names the document as it was, one change later: listeners holding
@@ -385,6 +390,7 @@ impl ReviewStore for SqliteStore {
             // Versions, sharing, runs, comments (with replies and status events) and the search
             // entries go with the row (foreign keys cascade; triggers clear the indexes).
             execute(conn, "DELETE FROM reviews WHERE id = ?1", [&review_id]).map_err(internal)?;
+            insert_entries(conn, &outbox)?;
             Ok(((), Some(event)))
         })
         .await

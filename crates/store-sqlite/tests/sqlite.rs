@@ -233,6 +233,7 @@ fn new_review(id: &str, title: &str, text: &str) -> NewReview {
         grants: Vec::new(),
         html: b"<p></p>".to_vec(),
         search_text: text.to_string(),
+        outbox: Vec::new(),
         version,
     }
 }
@@ -409,6 +410,7 @@ async fn indexes_stay_in_step_with_every_write() {
                 structure_changed: false,
                 at: T0 + 3,
                 search_text: format!("text of {id} appended {append}"),
+                outbox: Vec::new(),
             })
             .await
             .expect("version");
@@ -428,7 +430,7 @@ async fn indexes_stay_in_step_with_every_write() {
         vec![],
     )
     .await;
-    store.delete_review("r3").await.expect("delete");
+    store.delete_review("r3", Vec::new()).await.expect("delete");
     assert!(comment_hits(&store, "doomed").await.is_empty());
     assert!(doc_hits(&store, "doomed").await.is_empty());
     drop(store);

@@ -11,8 +11,9 @@ use crate::anchor::{self, Locator};
 use crate::error::{Error, Result};
 use crate::model::{
     Anchor, Category, CommentRecord, CommentStatus, CommentThread, MessageRecord, ReviewHead, Role,
-    RunRecord, RunStatus, StatusEventRecord,
+    RunRecord, RunStatus, StatusEventRecord, WebhookEventType,
 };
+use crate::outbox::{EventType, Sink};
 use crate::store::{CommentStamp, CommentsWrite};
 use crate::texts::VersionText;
 use crate::view::{self, Users, Viewer};
@@ -72,12 +73,28 @@ impl Service {
                     messages: vec![],
                     events: vec![],
                 };
+                // A run's comments are drafts until the run completes, which is its own event.
+                let outbox = match run_id {
+                    Some(_) => vec![],
+                    None => vec![
+                        self.comment_event(
+                            WebhookEventType::CommentCreated,
+                            actor,
+                            &head,
+                            &comment.id,
+                            None,
+                            now,
+                        )
+                        .entry(),
+                    ],
+                };
                 let revision = self
                     .commit(
                         review_id,
                         &head,
                         CommentsWrite {
                             comments: vec![comment],
+                            outbox,
                             // Without a base revision only the version matters (the anchor was
                             // resolved on it), and for a run's comment that the run still runs:
                             // writers who sent no base never conflict with each other.
@@ -120,12 +137,22 @@ impl Service {
                 }
                 let (on_latest_version, unchanged_comment) =
                     one_comment_guard(base, &head, &thread);
+                let now = self.clock.now();
                 thread.comment.body = input.body.clone();
-                thread.comment.edited_at = Some(self.clock.now());
+                thread.comment.edited_at = Some(now);
+                let event = self.comment_event(
+                    WebhookEventType::CommentEdited,
+                    actor,
+                    &head,
+                    comment_id,
+                    None,
+                    now,
+                );
                 let write = CommentsWrite {
                     comments: vec![thread.comment.clone()],
                     on_latest_version,
                     unchanged_comment,
+                    outbox: vec![event.entry()],
                     ..CommentsWrite::default()
                 };
                 let revision = self.commit(review_id, &head, write).await?;
@@ -187,11 +214,21 @@ impl Service {
                 // the write applies.
                 let in_running_run = run.as_ref().map(|run| run.id.clone());
                 thread.comment.deleted_at = Some(now);
+                // Its notifications go with it.
+                let event = self.comment_event(
+                    EventType::ItemCancelled,
+                    actor,
+                    &head,
+                    comment_id,
+                    None,
+                    now,
+                );
                 let write = CommentsWrite {
                     comments: vec![thread.comment],
                     on_latest_version,
                     unchanged_comment,
                     in_running_run,
+                    outbox: vec![event.entry()],
                     ..CommentsWrite::default()
                 };
                 self.commit(review_id, &head, write).await
@@ -274,8 +311,23 @@ impl Service {
                     deleted_at: None,
                 };
                 thread.messages.push(message.clone());
+                let outbox = match &input.run_id {
+                    Some(_) => vec![],
+                    None => vec![
+                        self.comment_event(
+                            WebhookEventType::CommentReplied,
+                            actor,
+                            &head,
+                            comment_id,
+                            Some(&message.id),
+                            now,
+                        )
+                        .entry(),
+                    ],
+                };
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
+                    outbox,
                     // As for a new comment: a reply changes no other item, so without a base
                     // revision it needs only that the version, its comment (not cancelled
                     // meanwhile) and its run, if any, still stand; writers who sent no base
@@ -318,10 +370,20 @@ impl Service {
                 if message.author_id != actor.id() {
                     return Err(Error::forbidden("only the author can edit a reply"));
                 }
+                let now = self.clock.now();
                 message.body.clone_from(&input.body);
-                message.edited_at = Some(self.clock.now());
+                message.edited_at = Some(now);
+                let event = self.comment_event(
+                    WebhookEventType::CommentEdited,
+                    actor,
+                    &head,
+                    comment_id,
+                    Some(message_id),
+                    now,
+                );
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
+                    outbox: vec![event.entry()],
                     ..CommentsWrite::default()
                 };
                 let revision = self.commit(review_id, &head, write).await?;
@@ -378,8 +440,17 @@ impl Service {
                     ));
                 }
                 message.deleted_at = Some(now);
+                let event = self.comment_event(
+                    EventType::ItemCancelled,
+                    actor,
+                    &head,
+                    comment_id,
+                    Some(message_id),
+                    now,
+                );
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
+                    outbox: vec![event.entry()],
                     ..CommentsWrite::default()
                 };
                 self.commit(review_id, &head, write).await
@@ -421,11 +492,20 @@ impl Service {
                 };
                 thread.comment.status = input.status;
                 thread.events.push(event.clone());
+                let announced = self.comment_event(
+                    WebhookEventType::CommentStatusChanged,
+                    actor,
+                    &head,
+                    comment_id,
+                    None,
+                    event.ts,
+                );
                 let write = CommentsWrite {
                     comments: vec![thread.comment.clone()],
                     events: vec![event.clone()],
                     on_latest_version,
                     unchanged_comment,
+                    outbox: vec![announced.entry()],
                     ..CommentsWrite::default()
                 };
                 let revision = self.commit(review_id, &head, write).await?;
@@ -493,7 +573,12 @@ impl Service {
             at: self.clock.now(),
             ..write
         };
-        Ok(self.store.write_comments(review_id, write).await?)
+        let announces = !write.outbox.is_empty();
+        let revision = self.store.write_comments(review_id, write).await?;
+        if announces {
+            self.wake(Sink::Event);
+        }
+        Ok(revision)
     }
 
     /// Resolves a new comment's locator, and says how many places its quote could mean when

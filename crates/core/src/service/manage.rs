@@ -9,7 +9,8 @@ use super::reviews::normalize_tags;
 use super::{Service, check_length};
 use crate::access::{self, Actor, DocumentAction, Operation};
 use crate::error::{Error, Result};
-use crate::model::{AccessGrant, AccessMode, GrantRole, Provider, UserStatus};
+use crate::model::{AccessGrant, AccessMode, GrantRole, Provider, UserStatus, WebhookEventType};
+use crate::outbox::Sink;
 use crate::store::{MemberQuery, ReviewUpdate, StoreError};
 
 /// A document may be shared with at most this many people by email.
@@ -245,11 +246,25 @@ impl Service {
     /// `DELETE /api/reviews/{id}` (owner): the document and everything in it.
     pub async fn delete_review(&self, actor: &Actor, review_id: &str) -> Result<()> {
         access::permit(actor, Operation::Manage)?;
-        let (_, role) = self.visible(actor, review_id).await?;
+        let (head, role) = self.visible(actor, review_id).await?;
         access::require_action(role, DocumentAction::Delete)?;
-        match self.store.delete_review(review_id).await {
+        let deleted = self.event_on(
+            WebhookEventType::ReviewDeleted,
+            actor,
+            &head.review,
+            self.clock.now(),
+        );
+        match self
+            .store
+            .delete_review(review_id, vec![deleted.entry()])
+            .await
+        {
             Err(StoreError::NotFound) => Err(Error::NotFound("document")),
-            outcome => Ok(outcome?),
+            outcome => {
+                outcome?;
+                self.wake(Sink::Event);
+                Ok(())
+            }
         }
     }
 

@@ -5,6 +5,7 @@ mod comments;
 mod find;
 mod manage;
 mod org;
+mod outbox;
 mod page;
 mod projects;
 mod render;
@@ -68,6 +69,8 @@ pub struct Service {
     failed_sign_ins: FailureLimiter,
     /// Failed password sign-ins per address over every account (guessing at many accounts).
     failed_sign_ins_from: FailureLimiter,
+    /// This node's claims on the outbox, and its workers' wake-ups.
+    outbox: outbox::OutboxState,
 }
 
 impl Service {
@@ -79,7 +82,9 @@ impl Service {
     ) -> Self {
         let texts = TextCache::new(settings.text_cache_bytes);
         let states = BoundedCache::new(render::STATE_CACHE_BYTES);
+        let node = crate::ids::new_id("node_", clock.now(), &OsEntropy);
         Service {
+            outbox: outbox::OutboxState::new(node),
             states,
             store,
             clock,

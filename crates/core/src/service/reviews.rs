@@ -14,8 +14,9 @@ use crate::error::{Error, Result};
 use crate::ids::is_valid_client_review_id;
 use crate::model::{
     AccessGrant, AccessMode, Membership, Millis, ProjectRole, ReviewRecord, ReviewState,
-    ReviewSummaryRecord, Role, Scope, Section, SectionSpec, VersionRecord,
+    ReviewSummaryRecord, Role, Scope, Section, SectionSpec, VersionRecord, WebhookEventType,
 };
+use crate::outbox::Sink;
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite};
 use crate::texts::source_hash;
 use crate::view::{self, Viewer};
@@ -231,15 +232,18 @@ impl Service {
             structure: doc.structure,
             project_code,
         };
+        let mut created = self.event_on(WebhookEventType::ReviewCreated, actor, &record, now);
+        created.version_id = Some(version.id.clone());
         let new = NewReview {
             review: record,
             grants: doc.grants,
             version,
             html: doc.html,
             search_text: text.search_text(),
+            outbox: vec![created.entry()],
         };
         match self.store.create_review(new).await {
-            Ok(()) => {}
+            Ok(()) => self.wake(Sink::Event),
             Err(StoreError::AlreadyExists(_)) => {
                 return Err(Error::AlreadyExists(format!(
                     "a document with id `{review_id}` already exists"
@@ -485,6 +489,19 @@ impl Service {
             .await
             .map_err(|error| Error::Internal(Box::new(error)))?;
             let structure_changed = !same_headings(&latest.sections, &version.sections);
+            // Rewriting the latest body in place adds no version, so it announces none.
+            let outbox = if append {
+                let mut added = self.event_on(
+                    WebhookEventType::ReviewVersionAdded,
+                    actor,
+                    &head.review,
+                    now,
+                );
+                added.version_id = Some(version.id.clone());
+                vec![added.entry()]
+            } else {
+                Vec::new()
+            };
             let write = VersionWrite {
                 review_id: review_id.to_string(),
                 expected_latest_version_id: head.review.latest_version_id.clone(),
@@ -496,9 +513,11 @@ impl Service {
                 structure_changed,
                 at: now,
                 search_text: text.search_text(),
+                outbox,
             };
             match self.store.write_version(write).await {
                 Ok(_) => {
+                    self.wake(Sink::Event);
                     self.texts.insert(&hash, Arc::clone(&text));
                     return self.get_review(actor, review_id, false).await;
                 }

@@ -15,7 +15,7 @@ use crate::anchor::{self, QuoteTrouble};
 use crate::error::{Error, Result};
 use crate::model::{
     Anchor, Category, CommentRecord, CommentStatus, CommentThread, ReviewHead, Role, RunKind,
-    RunRecord, RunStatus,
+    RunRecord, RunStatus, WebhookEventType,
 };
 use crate::store::CommentsWrite;
 use crate::texts::VersionText;
@@ -200,6 +200,7 @@ impl Service {
             access::require_role(role, Role::Editor, "finishing another caller's run")?;
         }
         self.finish(
+            Some(actor),
             review_id,
             run_id,
             input.status,
@@ -217,7 +218,7 @@ impl Service {
         for (review_id, run_id) in stale {
             let summary = Some("failed: still running 24 hours after it started".to_string());
             match self
-                .finish(&review_id, &run_id, RunStatus::Failed, summary, None)
+                .finish(None, &review_id, &run_id, RunStatus::Failed, summary, None)
                 .await
             {
                 Ok(_) => expired += 1,
@@ -228,8 +229,10 @@ impl Service {
         Ok(expired)
     }
 
+    /// Finishes a run, by `actor` (none when the system fails a stale run).
     async fn finish(
         &self,
+        actor: Option<&Actor>,
         review_id: &str,
         run_id: &str,
         status: RunStatus,
@@ -262,6 +265,12 @@ impl Service {
                 let mut kept = Vec::new();
                 if status == RunStatus::Completed {
                     kept = comments.into_iter().map(|c| c.id).collect();
+                    if let Some(actor) = actor {
+                        let mut event =
+                            self.event_on(WebhookEventType::RunCompleted, actor, &head.review, now);
+                        event.run_id = Some(run.id.clone());
+                        write.outbox.push(event.entry());
+                    }
                 } else {
                     for comment in &mut comments {
                         comment.deleted_at = Some(now);

@@ -9,7 +9,7 @@
 
 use crate::model::{
     AccessGrant, AccessMode, Account, Category, CommentRecord, CommentStatus, GrantRole,
-    LoginCodeRecord, Membership, MessageRecord, ProjectMember, ProjectRecord, ProjectRole,
+    LoginCodeRecord, Membership, MessageRecord, Millis, ProjectMember, ProjectRecord, ProjectRole,
     Provider, ReviewRecord, ReviewSummaryRecord, RunKind, RunRecord, RunStatus, Scope,
     SessionRecord, StatusEventRecord, TokenRecord, User, UserStatus, VersionRecord,
 };
@@ -344,4 +344,69 @@ pub fn summary(row: &dyn Columns, at: usize) -> ColumnResult<ReviewSummaryRecord
         project: optional_project(row, extra + USER_WIDTH + 3)?,
         project_role: project_role(row, extra + USER_WIDTH + 3 + PROJECT_WIDTH)?,
     })
+}
+
+/// An outbox row as claimed: id, sink, kind, event id, target, payload, created, attempts,
+/// claimant, and the claim's end (its next attempt's time).
+pub fn outbox_row(row: &dyn Columns, at: usize) -> ColumnResult<crate::outbox::OutboxRow> {
+    Ok(crate::outbox::OutboxRow {
+        id: row.text(at)?,
+        sink: word(row, at + 1, crate::outbox::Sink::parse)?,
+        kind: row.text(at + 2)?,
+        event_id: row.text(at + 3)?,
+        target: row.optional_text(at + 4)?,
+        payload: row.text(at + 5)?,
+        created_at: row.integer(at + 6)?,
+        attempts: row.integer(at + 7)?,
+        claimant: row.optional_text(at + 8)?.unwrap_or_default(),
+        claimed_until: row.integer(at + 9)?,
+    })
+}
+
+/// The columns an outcome sets on its outbox row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutcomeColumns<'a> {
+    pub status: crate::model::DeliveryStatus,
+    /// When the row finished, if it did.
+    pub finished_at: Option<Millis>,
+    pub next_attempt_at: Millis,
+    pub response_status: Option<i64>,
+    pub error: Option<&'a str>,
+}
+
+impl<'a> OutcomeColumns<'a> {
+    pub fn of(outcome: &'a crate::outbox::Outcome, at: Millis) -> Self {
+        use crate::model::DeliveryStatus;
+        use crate::outbox::Outcome;
+        match outcome {
+            Outcome::Delivered { response_status } => OutcomeColumns {
+                status: DeliveryStatus::Succeeded,
+                finished_at: Some(at),
+                next_attempt_at: at,
+                response_status: *response_status,
+                error: None,
+            },
+            Outcome::Retry {
+                at: next,
+                response_status,
+                error,
+            } => OutcomeColumns {
+                status: DeliveryStatus::Pending,
+                finished_at: None,
+                next_attempt_at: *next,
+                response_status: *response_status,
+                error: Some(error),
+            },
+            Outcome::Failed {
+                response_status,
+                error,
+            } => OutcomeColumns {
+                status: DeliveryStatus::Failed,
+                finished_at: Some(at),
+                next_attempt_at: at,
+                response_status: *response_status,
+                error: Some(error),
+            },
+        }
+    }
 }

@@ -5,6 +5,7 @@ use crate::model::{
 };
 
 use super::StoreResult;
+use crate::outbox::OutboxEntry;
 
 /// One atomic change to a document's comments, guarded by its `commentsRevision` (or, for a
 /// new comment, by its latest version). The store bumps the revision by exactly one and writes
@@ -40,6 +41,8 @@ pub struct CommentsWrite {
     pub events: Vec<StatusEventRecord>,
     /// Replaced whole (finishing a run changes its comments in the same step).
     pub runs: Vec<RunRecord>,
+    /// Added to the outbox with the change (`crate::outbox`).
+    pub outbox: Vec<OutboxEntry>,
 }
 
 /// What a write to one comment was decided on (see `CommentsWrite::unchanged_comment`).

@@ -7,6 +7,7 @@ use crate::model::{
 };
 
 use super::{StoreError, StoreResult, Visibility};
+use crate::outbox::OutboxEntry;
 
 #[derive(Debug, Clone)]
 pub struct ReviewQuery {
@@ -32,6 +33,8 @@ pub struct NewReview {
     /// The version's text, for full-text search of documents (already cut to
     /// `SEARCH_TEXT_MAX_CHARS`).
     pub search_text: String,
+    /// Added to the outbox with the document (`crate::outbox`).
+    pub outbox: Vec<OutboxEntry>,
 }
 
 /// A new or replaced body, guarded by both the latest version and the comments revision,
@@ -50,6 +53,8 @@ pub struct VersionWrite {
     pub at: Millis,
     /// The new body's text, replacing the document's search text.
     pub search_text: String,
+    /// Added to the outbox with the version (`crate::outbox`).
+    pub outbox: Vec<OutboxEntry>,
 }
 
 /// A change to a document's own fields (title, tags, archive flag, sharing, owner). Fields left
@@ -125,6 +130,7 @@ pub trait ReviewStore: Send + Sync {
     /// Changes a document's own fields; `NotFound` when it is gone.
     async fn update_review(&self, update: ReviewUpdate) -> StoreResult<()>;
     /// Deletes a document with everything it holds (versions, comments, runs, sharing, search
-    /// entries), and announces a last `review` event; `NotFound` when it is gone.
-    async fn delete_review(&self, review_id: &str) -> StoreResult<()>;
+    /// entries), adds `outbox` to the outbox, and announces a last `review` event; `NotFound`
+    /// (and nothing written) when it is gone.
+    async fn delete_review(&self, review_id: &str, outbox: Vec<OutboxEntry>) -> StoreResult<()>;
 }

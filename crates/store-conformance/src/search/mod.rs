@@ -161,5 +161,6 @@ fn version_write(
         structure_changed: false,
         at: T0 + 50,
         search_text: text.to_string(),
+        outbox: Vec::new(),
     }
 }

@@ -1,0 +1,174 @@
+//! The outbox's use cases: recording the event of a change, and delivering what is due in a
+//! sink (`crate::outbox`).
+
+use std::sync::atomic::Ordering;
+
+use super::Service;
+use crate::access::Actor;
+use crate::error::Result;
+use crate::model::{Millis, ReviewHead, ReviewRecord};
+use crate::outbox::{
+    Completion, Event, EventType, LEASE_MS, OutboxRow, Outcome, Sink, SinkDepth, worker::Wakeups,
+};
+
+/// Rows claimed at once, per sink: events are fanned out in one transaction per batch; mails
+/// go one connection at a time; webhook deliveries run concurrently.
+fn batch_size(sink: Sink) -> usize {
+    match sink {
+        Sink::Event => 256,
+        Sink::Mail => 16,
+        Sink::Webhook => 64,
+    }
+}
+
+/// How long finished rows are kept: webhook deliveries are listed for a month; the rest only
+/// until they are surely no longer needed.
+fn retention_ms(sink: Sink) -> Millis {
+    const DAY: Millis = 86_400_000;
+    match sink {
+        Sink::Event | Sink::Mail => DAY,
+        Sink::Webhook => 30 * DAY,
+    }
+}
+
+impl Service {
+    /// The event of a change of `kind` that the caller makes at `at` on document `review`.
+    pub(super) fn event_on(
+        &self,
+        kind: impl Into<EventType>,
+        actor: &Actor,
+        review: &ReviewRecord,
+        at: Millis,
+    ) -> Event {
+        let mut event = Event::new(self.new_id("evt_", at), kind, at, actor.id());
+        event.review_id = Some(review.id.clone());
+        event.project_code.clone_from(&review.project_code);
+        event
+    }
+
+    /// An event about a comment (and reply) of `head`.
+    pub(super) fn comment_event(
+        &self,
+        kind: impl Into<EventType>,
+        actor: &Actor,
+        head: &ReviewHead,
+        comment_id: &str,
+        message_id: Option<&str>,
+        at: Millis,
+    ) -> Event {
+        let mut event = self.event_on(kind, actor, &head.review, at);
+        event.comment_id = Some(comment_id.to_string());
+        event.message_id = message_id.map(str::to_string);
+        event
+    }
+
+    /// Wakes this node's workers of `sink` (a write just added rows for it).
+    pub(super) fn wake(&self, sink: Sink) {
+        self.outbox.wakeups.wake(sink);
+    }
+
+    /// What the sinks' workers wait on.
+    pub fn outbox_wakeups(&self) -> &Wakeups {
+        &self.outbox.wakeups
+    }
+
+    /// Claims the rows of `sink` that are due, delivers them, and records each outcome;
+    /// answers how many rows were claimed.
+    pub async fn deliver_due(&self, sink: Sink) -> Result<usize> {
+        let now = self.clock.now();
+        let claim = format!(
+            "{}/{}",
+            self.outbox.node,
+            self.outbox.claims.fetch_add(1, Ordering::Relaxed)
+        );
+        let rows = self
+            .store
+            .claim_outbox(sink, &claim, now, now + LEASE_MS, batch_size(sink))
+            .await?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let claimed = rows.len();
+        metrics::counter!("docreview_outbox_attempts_total", "sink" => sink.as_str())
+            .increment(claimed as u64);
+        let completions = match sink {
+            Sink::Event => self.fan_out(&rows),
+            Sink::Mail | Sink::Webhook => self.undeliverable(&rows),
+        };
+        let failed = completions
+            .iter()
+            .filter(|c| !matches!(c.outcome, Outcome::Delivered { .. }))
+            .count();
+        if failed > 0 {
+            metrics::counter!("docreview_outbox_failures_total", "sink" => sink.as_str())
+                .increment(failed as u64);
+        }
+        let follows: Vec<Sink> = completions
+            .iter()
+            .flat_map(|c| c.entries.iter().map(|entry| entry.sink))
+            .collect();
+        self.store.complete_outbox(completions).await?;
+        for next in Sink::ALL {
+            if follows.contains(&next) {
+                self.wake(next);
+            }
+        }
+        Ok(claimed)
+    }
+
+    /// Fans events out: who is notified, and what follows.
+    fn fan_out(&self, rows: &[OutboxRow]) -> Vec<Completion> {
+        let now = self.clock.now();
+        let done = || Outcome::Delivered {
+            response_status: None,
+        };
+        rows.iter()
+            .map(|row| Completion::new(row, done(), now))
+            .collect()
+    }
+
+    /// Rows of a sink this node cannot deliver (no transport configured): given up at once.
+    fn undeliverable(&self, rows: &[OutboxRow]) -> Vec<Completion> {
+        let now = self.clock.now();
+        rows.iter()
+            .map(|row| {
+                let outcome = Outcome::Failed {
+                    response_status: None,
+                    error: format!("no {} delivery is configured", row.sink.as_str()),
+                };
+                Completion::new(row, outcome, now)
+            })
+            .collect()
+    }
+
+    /// What is pending in each sink (for `/metrics`).
+    pub async fn outbox_depths(&self) -> Result<Vec<SinkDepth>> {
+        Ok(self.store.outbox_depths().await?)
+    }
+
+    /// Deletes `sink`'s rows that finished longer ago than it keeps them.
+    pub async fn prune_outbox(&self, sink: Sink) -> Result<u64> {
+        let before = self.clock.now() - retention_ms(sink);
+        Ok(self.store.prune_outbox(sink, before).await?)
+    }
+}
+
+/// The outbox's state in a `Service`: this node's identity as a claimant, and its workers'
+/// wake-ups.
+pub(super) struct OutboxState {
+    /// Names this node in claims (random per process).
+    node: String,
+    /// Makes each claim's name unique.
+    claims: std::sync::atomic::AtomicU64,
+    wakeups: Wakeups,
+}
+
+impl OutboxState {
+    pub(super) fn new(node: String) -> Self {
+        OutboxState {
+            node,
+            claims: std::sync::atomic::AtomicU64::new(0),
+            wakeups: Wakeups::default(),
+        }
+    }
+}
