@@ -28,7 +28,7 @@ pub async fn search(command: SearchCommand, output: &Output) -> Outcome {
                 ..CommentSearchQuery::default()
             };
             let found = client.search_comments(&query).await?;
-            output.show(&found, |found| {
+            output.answer(&client, &found, |found| {
                 for hit in &found.results {
                     anstream::println!(
                         "{} {}  [{}] {}: {}",
@@ -47,7 +47,7 @@ pub async fn search(command: SearchCommand, output: &Output) -> Outcome {
                 ..DocSearchQuery::default()
             };
             let found = client.search_docs(&query).await?;
-            output.show(&found, |found| {
+            output.answer(&client, &found, |found| {
                 for hit in &found.results {
                     anstream::println!(
                         "{}  {}: {}",

@@ -114,7 +114,7 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
     let status = run(config.path(), &["auth", "status"]);
     let shown = String::from_utf8_lossy(&status.stdout);
     assert!(
-        status.status.success() && shown.contains("docs, comments"),
+        status.status.success() && shown.contains("docs, access, comments"),
         "{shown}"
     );
 
@@ -132,7 +132,10 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
             "--json",
         ],
     ));
-    let id = uploaded["reviewId"].as_str().expect("an id").to_string();
+    let id = uploaded["review"]["reviewId"]
+        .as_str()
+        .expect("an id")
+        .to_string();
     let added = json_of(&run(
         config.path(),
         &[
@@ -182,7 +185,7 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
         config.path(),
         &["runs", "start", &id, "--title", "Pass", "--json"],
     ));
-    let run_id = started["id"].as_str().expect("a run").to_string();
+    let run_id = started["run"]["id"].as_str().expect("a run").to_string();
     let draft = json_of(&run(
         config.path(),
         &[
@@ -210,7 +213,7 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
             "--json",
         ],
     ));
-    assert_eq!(finished["status"], "completed");
+    assert_eq!(finished["run"]["status"], "completed");
     let bad_status = run(
         config.path(),
         &["runs", "finish", &id, &run_id, "--status", "running"],
@@ -356,7 +359,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "--title",
         "Plan",
         "--jq",
-        ".reviewId",
+        ".review.reviewId",
     ]));
     assert!(id.starts_with("rv_"), "{id}");
     assert_eq!(
@@ -369,12 +372,19 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("jq"));
     assert_eq!(
-        text_of(&cmd(&["reviews", "show", &id, "--jq", ".title"])),
+        text_of(&cmd(&["reviews", "show", &id, "--jq", ".review.title"])),
         "Plan"
     );
 
     assert_eq!(
-        text_of(&cmd(&["reviews", "title", &id, "Plan B", "--jq", ".title"])),
+        text_of(&cmd(&[
+            "reviews",
+            "title",
+            &id,
+            "Plan B",
+            "--jq",
+            ".review.title"
+        ])),
         "Plan B"
     );
     let tags = [
@@ -386,7 +396,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "--add",
         "beta",
         "--jq",
-        "join(\",\")",
+        ".review.tags | join(\",\")",
     ];
     assert_eq!(text_of(&cmd(&tags)), "alpha,beta");
     let tags = [
@@ -396,11 +406,19 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "--remove",
         "alpha",
         "--jq",
-        "join(\",\")",
+        ".review.tags | join(\",\")",
     ];
     assert_eq!(text_of(&cmd(&tags)), "beta");
     assert_eq!(text_of(&cmd(&["reviews", "tags", &id])), "beta");
-    let cleared = ["reviews", "tags", &id, "--set", "", "--jq", "length"];
+    let cleared = [
+        "reviews",
+        "tags",
+        &id,
+        "--set",
+        "",
+        "--jq",
+        ".review.tags | length",
+    ];
     assert_eq!(text_of(&cmd(&cleared)), "0");
     let set = [
         "reviews",
@@ -409,13 +427,13 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "--set",
         "beta,gamma",
         "--jq",
-        "join(\",\")",
+        ".review.tags | join(\",\")",
     ];
     assert_eq!(text_of(&cmd(&set)), "beta,gamma");
     // Without a browser (no terminal here), `open` prints the review screen's address.
     let opened = text_of(&cmd(&["reviews", "open", &id]));
     assert_eq!(opened, format!("{}/reviews/{id}", server.base));
-    let versions = ".source.versions | length";
+    let versions = ".review.source.versions | length";
     let added = [
         "reviews",
         "add-version",
@@ -432,10 +450,23 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "2"
     );
     assert_eq!(
-        text_of(&cmd(&["reviews", "archive", &id, "--jq", ".archived"])),
+        text_of(&cmd(&[
+            "reviews",
+            "archive",
+            &id,
+            "--jq",
+            ".review.archived"
+        ])),
         "true"
     );
-    let restored = ["reviews", "archive", &id, "--undo", "--jq", ".archived"];
+    let restored = [
+        "reviews",
+        "archive",
+        &id,
+        "--undo",
+        "--jq",
+        ".review.archived",
+    ];
     assert_eq!(text_of(&cmd(&restored)), "false");
 
     // Comments: add, edit, move, take back.
@@ -522,7 +553,14 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         text_of(&cmd(&["projects", "list", "--jq", ".projects[].code"])),
         "ACME"
     );
-    let linked = ["projects", "link", "ACME", &id, "--jq", "._project.code"];
+    let linked = [
+        "projects",
+        "link",
+        "ACME",
+        &id,
+        "--jq",
+        ".review._project.code",
+    ];
     assert_eq!(text_of(&cmd(&linked)), "ACME");
     let roles = [
         "projects",
@@ -533,7 +571,14 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
     ];
     let roles = [&roles[..], &["--jq", ".roles[] | .email + \" \" + .role"]].concat();
     assert_eq!(text_of(&cmd(&roles)), "bob@example.com viewer");
-    let unlinked = ["projects", "unlink", "ACME", &id, "--jq", "._project"];
+    let unlinked = [
+        "projects",
+        "unlink",
+        "ACME",
+        &id,
+        "--jq",
+        ".review._project",
+    ];
     assert_eq!(text_of(&cmd(&unlinked)), "null");
 
     // The organization.
@@ -546,7 +591,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
             "add",
             "bob@example.com",
             "--jq",
-            ".isAdmin"
+            ".admin.isAdmin"
         ])),
         "true"
     );
@@ -559,7 +604,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "suspend",
         "bob@example.com",
         "--jq",
-        ".status",
+        ".member.status",
     ];
     assert_eq!(text_of(&cmd(&suspended)), "suspended");
     let active = [
@@ -568,7 +613,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "reactivate",
         "bob@example.com",
         "--jq",
-        ".status",
+        ".member.status",
     ];
     assert_eq!(text_of(&cmd(&active)), "active");
 
@@ -580,7 +625,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         &id,
         "bob@example.com",
         "--jq",
-        ".owner.displayName",
+        ".review.owner.displayName",
     ];
     assert_eq!(text_of(&cmd(&owner)), "Bob");
     let unasked = cmd(&["reviews", "delete", &id]);
