@@ -995,6 +995,21 @@ mod tests {
         assert_eq!(seen.load(Ordering::SeqCst), 1);
     }
 
+    #[tokio::test]
+    async fn answers_are_kept_as_sent_only_when_asked_and_taken_once() {
+        let (base, _) = scripted(vec![me(), me()]).await;
+        let plain = Client::new(&base, None).expect("client");
+        plain.me().await.expect("answered");
+        assert!(plain.take_answer().is_none(), "nothing kept unless asked");
+        let keeping = plain.clone().keeping_answers();
+        keeping.me().await.expect("answered");
+        let kept = keeping.take_answer().expect("kept");
+        let sent = me();
+        let body = sent.split("\r\n\r\n").nth(1).expect("a body");
+        assert_eq!(kept, body.as_bytes(), "byte for byte");
+        assert!(keeping.take_answer().is_none(), "taken once");
+    }
+
     #[test]
     fn path_segments_are_escaped() {
         assert_eq!(segment("rv_1"), "rv_1");

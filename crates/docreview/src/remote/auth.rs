@@ -251,7 +251,7 @@ pub async fn tokens(command: TokensCommand, output: &Output) -> Outcome {
         TokensCommand::Revoke { token } => {
             let revoked = client.revoke_my_token(&token).await?;
             output.answer(&client, &revoked, |revoked| {
-                println!("Revoked {}.", revoked.id)
+                println!("Revoked {}.", revoked.id);
             })
         }
     }

@@ -122,7 +122,9 @@ fn quote_help(error: &Error) -> String {
                 sections: `docreview reviews outline REVIEW`), or comment on a --section instead."
             .to_string();
     }
-    let mut help = String::from("\nPassages it may mean (add the flags shown to send one):");
+    let mut help = String::from(
+        "\nPassages it may mean (send one with its flags, in place of --quote and --section):",
+    );
     for candidate in candidates {
         let section = candidate
             .section_id
@@ -175,8 +177,14 @@ fn io_reason(error: &std::io::Error) -> String {
     }
 }
 
-/// A client with the credentials for the current server.
+/// A client with the credentials for the current server, keeping every answer as the server
+/// sent it (for `--json`).
 fn signed_in_client() -> Result<docreview_client::Client, Failure> {
+    Ok(credentials()?.keeping_answers())
+}
+
+/// A client with the credentials for the current server.
+fn credentials() -> Result<docreview_client::Client, Failure> {
     let hosts = hosts::load()?;
     let base = hosts::base_url(None, &hosts);
     let token = std::env::var("DOCREVIEW_TOKEN")
@@ -188,13 +196,15 @@ fn signed_in_client() -> Result<docreview_client::Client, Failure> {
                 format!("not signed in to {base}; run `docreview auth login --base-url {base}`"),
             )
         })?;
-    // Every answer is kept as the server sent it, for `--json`.
-    Ok(docreview_client::Client::new(&base, Some(Secret::new(token)))?.keeping_answers())
+    Ok(docreview_client::Client::new(
+        &base,
+        Some(Secret::new(token)),
+    )?)
 }
 
 /// `docreview mcp`: the MCP server, with this terminal's credentials.
 pub async fn mcp() -> Outcome {
-    let client = signed_in_client()?;
+    let client = credentials()?;
     crate::mcp::serve(client)
         .await
         .map_err(|error| Failure::error(format!("the MCP session ended: {error:#}")))

@@ -15,6 +15,7 @@ pub enum ProjectsCommand {
     List,
     /// Who holds which role in a project; change it with `--add EMAIL=ROLE`, `--remove EMAIL`.
     Roles {
+        /// The project's code (e.g. ACME).
         project: String,
         /// viewer, editor or manager (repeat for more).
         #[arg(long = "add", value_name = "EMAIL=ROLE")]
@@ -23,9 +24,19 @@ pub enum ProjectsCommand {
         remove: Vec<String>,
     },
     /// Link a document to a project.
-    Link { project: String, review: String },
+    Link {
+        /// The project's code (e.g. ACME).
+        project: String,
+        /// The document's id (rv_…).
+        review: String,
+    },
     /// Unlink a document from its project.
-    Unlink { project: String, review: String },
+    Unlink {
+        /// The project's code (e.g. ACME).
+        project: String,
+        /// The document's id (rv_…).
+        review: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -48,20 +59,26 @@ pub enum MembersCommand {
     List,
     /// Register an external member (they act only in projects where they get a role).
     Add {
+        /// Their email.
         #[arg(long)]
         email: String,
+        /// Their display name.
         #[arg(long)]
         name: String,
     },
     /// Suspend a member: they cannot sign in or use their tokens until reactivated.
     Suspend {
+        /// The member's email.
         email: String,
     },
+    /// Let a suspended member sign in and use their tokens again.
     Reactivate {
+        /// The member's email.
         email: String,
     },
     /// Remove an external member.
     Remove {
+        /// The member's email.
         email: String,
     },
 }
@@ -70,10 +87,14 @@ pub enum MembersCommand {
 pub enum AdminsCommand {
     /// List them (the default).
     List,
+    /// Make a member an administrator.
     Add {
+        /// The member's email.
         email: String,
     },
+    /// Take a member's administrator role away.
     Remove {
+        /// The member's email.
         email: String,
     },
 }
@@ -195,7 +216,7 @@ pub async fn org(command: OrgCommand, output: &Output) -> Outcome {
             AdminsCommand::Remove { email } => {
                 let admin = client.remove_admin(&MemberRef { email }).await?;
                 output.answer(&client, &admin, |m| {
-                    println!("{} is no longer an admin.", m.email)
+                    println!("{} is no longer an admin.", m.email);
                 })
             }
         },
@@ -214,8 +235,8 @@ async fn set_status(
         display_name: None,
     };
     let member = client.update_member(&change).await?;
-    output.answer(&client, &member, |m| {
-        println!("{} is {}.", m.email, m.status)
+    output.answer(client, &member, |m| {
+        println!("{} is {}.", m.email, m.status);
     })
 }
 

@@ -194,7 +194,7 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
         ReviewsCommand::Outline { review } => {
             let context = client.dom_context(&review, None).await?;
             output.answer(&client, &context, |context| {
-                print_outline(&context.sections)
+                print_outline(&context.sections);
             })
         }
         ReviewsCommand::Text { review, section } => {

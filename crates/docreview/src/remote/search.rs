@@ -10,12 +10,17 @@ use super::{Outcome, Output, signed_in_client};
 pub enum SearchCommand {
     /// Comments and replies that contain the words.
     Comments {
+        /// The words (each a prefix; "…" for a phrase).
         words: String,
+        /// Only in this document (rv_…).
         #[arg(long)]
         review: Option<String>,
     },
     /// Documents whose title or text contains the words.
-    Docs { words: String },
+    Docs {
+        /// The words (each a prefix; "…" for a phrase).
+        words: String,
+    },
 }
 
 pub async fn search(command: SearchCommand, output: &Output) -> Outcome {
