@@ -299,6 +299,7 @@ enum AdminCommand {
     },
     /// Revoke a personal token by its id (`tok_…`, as `list-tokens` shows it).
     RevokeToken {
+        /// The token's id (tok_…), not its value.
         token_id: String,
         #[command(flatten)]
         storage: StorageArgs,
