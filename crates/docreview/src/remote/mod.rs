@@ -210,6 +210,25 @@ pub async fn mcp() -> Outcome {
         .map_err(|error| Failure::error(format!("the MCP session ended: {error:#}")))
 }
 
+/// Ends the process quietly (exit 0) when standard output is a pipe its reader closed
+/// (`docreview reviews text … | head`): Rust ignores SIGPIPE, so printing there panics with
+/// "Broken pipe", which would otherwise show as a crash after the reader got what it wanted.
+pub fn end_quietly_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 /// Opens `url` in the desktop's browser; `false` when there is none (e.g. over SSH).
 fn open_in_browser(url: &str) -> bool {
     if !interactive() || std::env::var_os("SSH_CONNECTION").is_some() {

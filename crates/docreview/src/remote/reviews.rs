@@ -203,6 +203,10 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
         ReviewsCommand::Open { review } => {
             let review = client.review(&review, false).await?;
             let url = format!("{}/reviews/{}", client.base_url(), review.review_id);
+            if output.wants_json() {
+                let shown = json!({ "reviewId": review.review_id, "url": url });
+                return output.show(&shown, |_| {});
+            }
             if !open_in_browser(&url) {
                 println!("{url}");
             }

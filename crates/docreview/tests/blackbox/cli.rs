@@ -1677,3 +1677,47 @@ async fn the_readme_walk_through_works_as_written() {
         .await;
     assert_eq!(sharing.expect(200)["mode"], "restricted");
 }
+
+#[tokio::test]
+async fn a_reader_that_stops_early_ends_the_command_quietly() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "docs,comments");
+    // Text well beyond a pipe's buffer, so the client is still writing when `head` leaves.
+    let paragraphs: String = (0..4000)
+        .map(|n| format!("<p>Paragraph {n} of a long document.</p>"))
+        .collect();
+    let id = server
+        .client(Some(&token))
+        .upload("Long", &format!("<h1>Long</h1>{paragraphs}"))
+        .await
+        .review_id;
+    let dir = tempfile::tempdir().expect("dir");
+    let mut text = cli(dir.path())
+        .env("DOCREVIEW_URL", &server.base)
+        .env("DOCREVIEW_TOKEN", &token)
+        .args(["reviews", "text", &id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let mut first = String::new();
+    BufReader::new(text.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("read a line");
+    assert_eq!(first, "Long\n");
+    // The reader is gone (its end of the pipe dropped with it).
+    let done = text.wait_with_output().expect("ends");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(done.status.code(), Some(0));
+
+    // `reviews open --json` says where the review screen is, without opening anything.
+    let opened = json_of(&as_user(
+        dir.path(),
+        &server,
+        &token,
+        &["reviews", "open", &id, "--json"],
+    ));
+    assert_eq!(opened["url"], format!("{}/reviews/{id}", server.base));
+}
