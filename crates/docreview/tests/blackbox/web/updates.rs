@@ -506,8 +506,8 @@ async fn writes_from_the_phone_drawer_answer_with_their_thread() {
     browser.click("#drawer-toggle").await;
     browser
         .wait_for(
-            "document.getElementById('review').classList.contains('drawer-open')",
-            "the drawer",
+            "document.getElementById('review').classList.contains('drawer-open') && document.getElementById('comments-column').getAnimations().length === 0",
+            "the drawer open and still",
         )
         .await;
     let target = &comments[0];
