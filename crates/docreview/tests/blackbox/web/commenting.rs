@@ -44,7 +44,7 @@ async fn send_composer(browser: &Browser, body: &str) {
     browser
         .wait_for(
             &format!(
-                "[...document.querySelectorAll('#panel .thread .body')].some((b) => b.textContent === {})",
+                "[...document.querySelectorAll('#panel .thread .body')].some((b) => b.textContent.trim() === {})",
                 json!(body)
             ),
             body,
