@@ -905,7 +905,13 @@ async fn text_shows_where_blocks_meet_and_quotes_across_them_anchor() {
     )
     .await;
     assert_eq!(batch["writtenTotal"], 2, "{batch}");
-    assert!(batch["written"].as_array().unwrap().iter().all(|w| w["anchor"] == "exact"));
+    assert!(
+        batch["written"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["anchor"] == "exact")
+    );
     let reply = owner.get(&format!("/api/reviews/{id}")).await;
     let read = reply.expect(200);
     let comments = read["review"]["comments"].as_array().expect("comments");
@@ -916,9 +922,18 @@ async fn text_shows_where_blocks_meet_and_quotes_across_them_anchor() {
             .map(|c| c["anchor"].clone())
             .expect("written")
     };
-    assert_eq!(anchor("Across a heading")["position"], json!({ "start": 0, "end": 18 }));
-    assert_eq!(anchor("Across a heading")["quote"]["exact"], "PlanSend questions");
-    assert_eq!(anchor("Across cells")["position"], json!({ "start": 32, "end": 43 }));
+    assert_eq!(
+        anchor("Across a heading")["position"],
+        json!({ "start": 0, "end": 18 })
+    );
+    assert_eq!(
+        anchor("Across a heading")["quote"]["exact"],
+        "PlanSend questions"
+    );
+    assert_eq!(
+        anchor("Across cells")["position"],
+        json!({ "start": 32, "end": 43 })
+    );
     assert_eq!(anchor("Across cells")["state"], "exact");
     client.cancel().await.expect("close");
 }
