@@ -855,7 +855,7 @@ async fn unknown_arguments_bad_values_and_garbage_cursors_are_refused() {
 }
 
 /// Where the HTML has no white space between blocks, text pages show a line break there (not
-/// "PlanSend", "SystemOwner"), at the anchors' positions; a quote copied across such a break
+/// `PlanSend`, `SystemOwner`), at the anchors' positions; a quote copied across such a break
 /// anchors exactly, to the text's own passage.
 #[tokio::test(flavor = "multi_thread")]
 async fn text_shows_where_blocks_meet_and_quotes_across_them_anchor() {
