@@ -6,38 +6,86 @@ use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
 use clap::Args;
+use docreview_client::Client;
 use serde::Serialize;
+use serde_json::Value;
 
 use super::jq::JqFilter;
 use super::{Failure, Outcome};
 
 #[derive(Args)]
 pub struct Output {
-    /// Print the API's JSON instead of text.
+    /// Print the API's answer unchanged (the JSON the server sent, every field, e.g. `runs
+    /// start --json | jq -r .run.id`) instead of text. `comments list` and `runs list` print
+    /// the `comments` and `aiReviewRuns` of the document's answer; `reviews text`, `reviews
+    /// open` and `auth login|status` print JSON of their own.
     #[arg(long, global = true)]
     json: bool,
-    /// Print what a jq expression picks from the JSON (e.g. `.reviews[].reviewId`); strings
+    /// Print what a jq expression picks from that JSON (e.g. `.reviews[].reviewId`); strings
     /// print without quotes.
     #[arg(long, global = true, value_name = "EXPR", value_parser = JqFilter::parse)]
     jq: Option<JqFilter>,
 }
 
 impl Output {
-    /// Prints `value` as JSON (through `--jq` when given), else as `text` prints it.
+    /// Whether JSON is asked for (`--json` or `--jq`) rather than text.
+    pub fn wants_json(&self) -> bool {
+        self.json || self.jq.is_some()
+    }
+
+    /// Prints the API's answer to the client's last call as the server sent it (through `--jq`
+    /// when given), else `value` as `text` prints it.
+    pub fn answer<T: Serialize>(
+        &self,
+        client: &Client,
+        value: &T,
+        text: impl FnOnce(&T),
+    ) -> Outcome {
+        if !self.wants_json() {
+            text(value);
+            return Ok(());
+        }
+        let json = match client.take_answer() {
+            Some(bytes) => serde_json::from_slice(&bytes),
+            // Every answer is kept (see `signed_in_client`); this is a fallback, not a path.
+            None => serde_json::to_value(value),
+        }
+        .map_err(|e| Failure::error(e.to_string()))?;
+        self.print_json(&json)
+    }
+
+    /// Prints `value` as JSON (through `--jq` when given), else as `text` prints it: for what a
+    /// command composes itself rather than one API answer.
     pub fn show<T: Serialize>(&self, value: &T, text: impl FnOnce(&T)) -> Outcome {
-        if let Some(filter) = &self.jq {
+        if self.wants_json() {
             let json = serde_json::to_value(value).map_err(|e| Failure::error(e.to_string()))?;
-            for line in filter.run(&json)? {
-                println!("{line}");
-            }
-        } else if self.json {
-            let text =
-                serde_json::to_string_pretty(value).map_err(|e| Failure::error(e.to_string()))?;
-            println!("{text}");
+            self.print_json(&json)
         } else {
             text(value);
+            Ok(())
+        }
+    }
+
+    fn print_json(&self, json: &Value) -> Outcome {
+        if let Some(filter) = &self.jq {
+            for line in filter.run(json)? {
+                println!("{line}");
+            }
+        } else {
+            let text =
+                serde_json::to_string_pretty(json).map_err(|e| Failure::error(e.to_string()))?;
+            println!("{text}");
         }
         Ok(())
+    }
+}
+
+/// `count` and the noun, singular for one: "1 comment", "3 comments".
+pub fn counted(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
     }
 }
 
