@@ -336,6 +336,27 @@ impl Client {
         String::from_utf8(bytes.to_vec()).map_err(|error| Error::Decode(error.to_string()))
     }
 
+    /// The review written out in `format` (`w3c`, `native`, `csv` or `markdown`): the file's
+    /// bytes, as served.
+    pub async fn export_review(&self, review_id: &str, format: ExportFormat) -> Result<Vec<u8>> {
+        let path = format!(
+            "/api/reviews/{}/export?format={}",
+            segment(review_id),
+            format.as_str()
+        );
+        let response = self
+            .request(Method::GET, &path)
+            .send()
+            .await
+            .map_err(Error::transport)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(Error::transport)?;
+        if !status.is_success() {
+            return Err(refusal(status, &bytes));
+        }
+        Ok(bytes.to_vec())
+    }
+
     /// Uploads an HTML file as a new document.
     pub async fn import_html(
         &self,
