@@ -203,6 +203,7 @@ pub enum RunsCommand {
     Start {
         /// The document's id (rv_…).
         review: String,
+        /// What the run is for (shown with its comments).
         #[arg(long)]
         title: Option<String>,
     },
@@ -222,8 +223,10 @@ pub enum RunsCommand {
         review: String,
         /// The run's id (run_…).
         run: String,
+        /// completed, failed or cancelled.
         #[arg(long, default_value = "completed")]
         status: String,
+        /// What the run found, shown with it (for `completed`).
         #[arg(long)]
         summary: Option<String>,
     },

@@ -15,10 +15,11 @@ use super::{Failure, Outcome};
 
 #[derive(Args)]
 pub struct Output {
-    /// Print the API's answer unchanged (the JSON the server sent, every field, e.g. `runs
-    /// start --json | jq -r .run.id`) instead of text. `comments list` and `runs list` print
-    /// the `comments` and `aiReviewRuns` of the document's answer; `reviews text`, `reviews
-    /// open` and `auth login|status` print JSON of their own.
+    /// Print the API's answer unchanged, as JSON (`runs start --json | jq -r .run.id`).
+    ///
+    /// The JSON the server sent, every field and in its order, indented. `comments list` and
+    /// `runs list` print the `comments` and `aiReviewRuns` of the document's answer; `reviews
+    /// text`, `reviews open` and `auth login|status` print JSON of their own.
     #[arg(long, global = true)]
     json: bool,
     /// Print what a jq expression picks from that JSON (e.g. `.reviews[].reviewId`); strings

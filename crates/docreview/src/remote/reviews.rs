@@ -65,6 +65,7 @@ pub enum ReviewsCommand {
     Upload {
         /// The HTML file.
         file: PathBuf,
+        /// The title [default: the file's name without its extension].
         #[arg(long)]
         title: Option<String>,
         /// A tag (repeat for more).
@@ -80,6 +81,7 @@ pub enum ReviewsCommand {
         review: String,
         /// The new version's HTML file.
         file: PathBuf,
+        /// The new version's label [default: v2, v3, … by count].
         #[arg(long)]
         label: Option<String>,
     },
@@ -101,8 +103,10 @@ pub enum ReviewsCommand {
     Tags {
         /// The document's id (rv_…).
         review: String,
+        /// Tags to add (repeat for more).
         #[arg(long = "add")]
         add: Vec<String>,
+        /// Tags to take away (repeat for more).
         #[arg(long = "remove")]
         remove: Vec<String>,
         /// The whole list, comma-separated (empty to clear).
@@ -113,6 +117,7 @@ pub enum ReviewsCommand {
     Archive {
         /// The document's id (rv_…).
         review: String,
+        /// Restore an archived document instead.
         #[arg(long)]
         undo: bool,
     },

@@ -937,3 +937,350 @@ async fn text_shows_where_blocks_meet_and_quotes_across_them_anchor() {
     assert_eq!(anchor("Across cells")["state"], "exact");
     client.cancel().await.expect("close");
 }
+
+/// What the bench counts over an agent's calls.
+#[derive(Default)]
+struct Tally {
+    calls: usize,
+    over_limit: usize,
+    unparsable: usize,
+    largest: usize,
+}
+
+impl Tally {
+    /// A call, counted; its answer as JSON (`null` when it is not JSON) and whether it failed.
+    async fn call(
+        &mut self,
+        client: &McpClient,
+        tool: &'static str,
+        arguments: Value,
+    ) -> (Value, bool) {
+        self.calls += 1;
+        let params = CallToolRequestParams::new(tool)
+            .with_arguments(arguments.as_object().cloned().unwrap_or_default());
+        let result = client.call_tool(params).await.expect("the tool answers");
+        let text = result
+            .content
+            .first()
+            .and_then(|block| block.as_text())
+            .map(|text| text.text.clone())
+            .unwrap_or_default();
+        let chars = text.chars().count();
+        self.largest = self.largest.max(chars);
+        if chars > ANSWER_LIMIT {
+            self.over_limit += 1;
+        }
+        let value = serde_json::from_str(&text).unwrap_or_else(|_| {
+            self.unparsable += 1;
+            Value::Null
+        });
+        (value, result.is_error.unwrap_or(false))
+    }
+}
+
+/// A generated document of about 1 MB of HTML in 40 sections: sentences of words drawn by a
+/// fixed pseudo-random sequence, in paragraphs, lists and tables that meet without white space.
+fn bench_document() -> String {
+    const WORDS: &[&str] = &[
+        "ledger",
+        "owner",
+        "system",
+        "budget",
+        "review",
+        "anchor",
+        "quote",
+        "release",
+        "plan",
+        "risk",
+        "server",
+        "client",
+        "paging",
+        "cursor",
+        "deadline",
+        "finance",
+        "migration",
+        "schema",
+        "backlog",
+        "estimate",
+        "contract",
+        "vendor",
+        "incident",
+        "latency",
+        "storage",
+        "replica",
+        "audit",
+        "policy",
+        "token",
+        "scope",
+        "support",
+        "roadmap",
+        "metric",
+        "target",
+        "quarter",
+        "hiring",
+        "training",
+        "invoice",
+        "customer",
+        "partner",
+        "pilot",
+        "launch",
+    ];
+    let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut word = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        WORDS[usize::try_from(seed % WORDS.len() as u64).expect("small")]
+    };
+    let sentence = |word: &mut dyn FnMut() -> &'static str, n: usize| {
+        let mut words: Vec<&str> = (0..n).map(|_| word()).collect();
+        let first = words[0];
+        let capital = first[..1].to_uppercase() + &first[1..];
+        words[0] = "";
+        format!("{capital}{}.", words.join(" "))
+    };
+    let mut html = String::from("<!doctype html><html><body><h1 id=\"top\">Bench</h1>");
+    for section in 0..40 {
+        html.push_str(&format!("<h2 id=\"s{section}\">Section {section}</h2>"));
+        while html.len() < (section + 1) * 25_500 {
+            let paragraph: Vec<String> = (0..6).map(|_| sentence(&mut word, 14)).collect();
+            html.push_str(&format!("<p>{}</p>", paragraph.join(" ")));
+            html.push_str(&format!(
+                "<table><tr><td>{}</td><td>{}</td></tr></table><ul><li>{}</li><li>{}</li></ul>",
+                word(),
+                word(),
+                sentence(&mut word, 8),
+                sentence(&mut word, 8)
+            ));
+        }
+    }
+    html.push_str("</body></html>");
+    html
+}
+
+/// A passage of a text page chosen to comment on: its place as the page shows it (line breaks
+/// where blocks meet, which the text does not have), and where it must anchor.
+struct Chosen {
+    quote: String,
+    start: usize,
+    end: usize,
+}
+
+/// The `n`th passage of about 60 characters on a page from `page_start`, starting at a word,
+/// some across a line break; with the text's positions (every `\n` on these pages is shown,
+/// not the text's: the generated HTML has none).
+fn choose(page_text: &str, page_start: usize, n: usize, of: usize) -> Chosen {
+    let chars: Vec<char> = page_text.chars().collect();
+    let mut from = chars.len() * n / of.max(1) + 7;
+    if n.is_multiple_of(5)
+        && let Some(at) = chars[from..].iter().position(|&c| c == '\n')
+    {
+        from += at.saturating_sub(25);
+    }
+    while from > 0 && !(chars[from - 1] == ' ' || chars[from - 1] == '\n') {
+        from -= 1;
+    }
+    let mut to = (from + 60).min(chars.len());
+    while to < chars.len() && chars[to].is_alphanumeric() {
+        to += 1;
+    }
+    let shown: String = chars[from..to].iter().collect();
+    let breaks_before = chars[..from].iter().filter(|&&c| c == '\n').count();
+    let start = page_start + from - breaks_before;
+    let length = shown.chars().filter(|&c| c != '\n').count();
+    Chosen {
+        quote: shown,
+        start,
+        end: start + length,
+    }
+}
+
+/// One agent's review: outline, start, the reading (`read` gives the pages and the passages
+/// chosen on them), 50 comments, complete; then what the server holds, checked.
+async fn bench_agent(
+    client: &McpClient,
+    owner: &support::Client,
+    id: &str,
+    thorough: bool,
+) -> (Tally, usize, usize, usize) {
+    let mut tally = Tally::default();
+    let (outline, _) = tally
+        .call(
+            client,
+            "reviews_read",
+            json!({ "method": "outline", "review_id": id }),
+        )
+        .await;
+    let sections: Vec<String> = outline["sections"]
+        .as_array()
+        .expect("sections")
+        .iter()
+        .filter(|s| s["level"] == 2)
+        .map(|s| s["id"].as_str().expect("id").to_string())
+        .collect();
+    let (run, _) = tally
+        .call(
+            client,
+            "run_write",
+            json!({ "method": "start", "review_id": id, "title": "Bench" }),
+        )
+        .await;
+    let run_id = run["id"].as_str().expect("run").to_string();
+    let mut pages: Vec<(usize, String)> = Vec::new();
+    if thorough {
+        let mut arguments = json!({ "method": "text", "review_id": id });
+        loop {
+            let (page, _) = tally.call(client, "reviews_read", arguments.clone()).await;
+            let start = usize::try_from(page["start"].as_u64().expect("start")).expect("usize");
+            pages.push((start, page["text"].as_str().expect("text").to_string()));
+            match page["nextOffset"].as_u64() {
+                Some(offset) => arguments["offset"] = json!(offset),
+                None => break,
+            }
+        }
+    } else {
+        for section in sections.iter().step_by(7).take(6) {
+            let (page, _) = tally
+                .call(
+                    client,
+                    "reviews_read",
+                    json!({ "method": "text", "review_id": id, "section_id": section }),
+                )
+                .await;
+            let start = usize::try_from(page["start"].as_u64().expect("start")).expect("usize");
+            pages.push((start, page["text"].as_str().expect("text").to_string()));
+        }
+    }
+    let chosen: Vec<Chosen> = (0..50)
+        .map(|n| {
+            let (start, text) = &pages[n * pages.len() / 50];
+            choose(text, *start, n, 50)
+        })
+        .collect();
+    let comments: Vec<Value> = chosen
+        .iter()
+        .enumerate()
+        .map(|(n, c)| json!({ "body": format!("Bench note {n}"), "quote": c.quote, "category": "revise" }))
+        .collect();
+    let (batch, _) = tally
+        .call(
+            client,
+            "run_write",
+            json!({ "method": "comment", "review_id": id, "run_id": run_id, "comments": comments }),
+        )
+        .await;
+    // An agent sends each failed item again with the first candidate offered.
+    let retry: Vec<Value> = batch["failed"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|failure| {
+            let mut item = failure["candidates"][0].clone();
+            let index = usize::try_from(failure["index"].as_u64()?).ok()?;
+            item.is_object().then(|| {
+                item["body"] = json!(format!("Bench note {index}"));
+                item
+            })
+        })
+        .collect();
+    if !retry.is_empty() {
+        tally
+            .call(
+                client,
+                "run_write",
+                json!({ "method": "comment", "review_id": id, "run_id": run_id, "comments": retry }),
+            )
+            .await;
+    }
+    tally
+        .call(
+            client,
+            "run_write",
+            json!({ "method": "complete", "review_id": id, "run_id": run_id, "summary": "Bench." }),
+        )
+        .await;
+
+    // What the server holds: each note once, exact, where the agent saw it.
+    let reply = owner.get(&format!("/api/reviews/{id}")).await;
+    let read = reply.expect(200);
+    let held = read["review"]["comments"].as_array().expect("comments");
+    let mut lost = 0;
+    let mut misplaced = 0;
+    for (n, expected) in chosen.iter().enumerate() {
+        let body = format!("Bench note {n}");
+        let found: Vec<&Value> = held
+            .iter()
+            .filter(|c| c["body"] == body.as_str() && c["runId"] == run_id.as_str())
+            .collect();
+        match found.as_slice() {
+            [comment] => {
+                let anchor = &comment["anchor"];
+                let at = (
+                    anchor["position"]["start"].as_u64(),
+                    anchor["position"]["end"].as_u64(),
+                );
+                if anchor["state"] != "exact"
+                    || at != (Some(expected.start as u64), Some(expected.end as u64))
+                {
+                    misplaced += 1;
+                }
+            }
+            _ => lost += 1,
+        }
+    }
+    let across = chosen.iter().filter(|c| c.quote.contains('\n')).count();
+    (tally, lost, misplaced, across)
+}
+
+/// `bench/agent.sh`: a scripted agent reviews a generated 1 MB, 40-section document through
+/// `docreview mcp` (rmcp's client): skimming (outline, the first page of 6 sections, 50
+/// comments, complete) and thorough (every character read, 50 comments). Prints a table.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a benchmark: bench/agent.sh"]
+async fn agent_bench() {
+    let server = Server::start();
+    let owner = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let html = bench_document();
+    let token = server.issue_token("ada@example.com", "docs,comments");
+    let (client, _config) = agent(&server, &token).await;
+    let tools = client.list_all_tools().await.expect("tools");
+    let definitions: usize = tools
+        .iter()
+        .map(|tool| serde_json::to_string(tool).expect("JSON").chars().count())
+        .sum();
+    let text_chars = docreview_text::extract(&html).text.chars().count();
+
+    let mut rows = Vec::new();
+    for (name, thorough, target) in [("skimming", false, 12), ("thorough", true, 65)] {
+        let review = owner.upload("Bench", &html).await;
+        let started = std::time::Instant::now();
+        let (tally, lost, misplaced, across) =
+            bench_agent(&client, &owner, &review.review_id, thorough).await;
+        rows.push(format!(
+            "| {name} | {} (≤ {target}) | {} | {} | {} | {lost} | {misplaced} ({across} quotes across a block break) | {:.1} s |",
+            tally.calls,
+            tally.largest,
+            tally.over_limit,
+            tally.unparsable,
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    println!(
+        "document: {} bytes of HTML, {text_chars} characters of text, 40 sections",
+        html.len()
+    );
+    println!(
+        "tool definitions: {} tools, {definitions} characters ≈ {} tokens (characters / 4; ≤ 4,000)",
+        tools.len(),
+        definitions / 4
+    );
+    println!(
+        "| agent | calls | largest answer (chars) | over 25,000 | not JSON | comments lost | misplaced | time |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for row in &rows {
+        println!("{row}");
+    }
+    client.cancel().await.expect("close");
+}
