@@ -1,5 +1,6 @@
 //! `comments …` and `runs …`: commenting, discussing, and agent runs.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
@@ -9,6 +10,7 @@ use docreview_client::api::{
 };
 use docreview_client::{Client, Place};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::output::{CLOSED, DIM, OPEN, WARNING, counted, paint};
 use super::{Failure, Outcome, Output, io_reason, read_stdin, signed_in_client};
@@ -201,6 +203,7 @@ pub enum RunsCommand {
     Start {
         /// The document's id (rv_…).
         review: String,
+        /// What the run is for (shown with its comments).
         #[arg(long)]
         title: Option<String>,
     },
@@ -220,8 +223,10 @@ pub enum RunsCommand {
         review: String,
         /// The run's id (run_…).
         run: String,
+        /// completed, failed or cancelled.
         #[arg(long, default_value = "completed")]
         status: String,
+        /// What the run found, shown with it (for `completed`).
         #[arg(long)]
         summary: Option<String>,
     },
@@ -320,9 +325,9 @@ async fn list(client: &Client, review: &str, filter: &CommentFilter, output: &Ou
     };
     client.review(review, false).await?;
     let comments = answer_part(client, "comments")?;
-    let kept: Vec<Value> = comments
+    let kept: Vec<(Value, String)> = comments
         .into_iter()
-        .filter(|comment| {
+        .filter(|(comment, _)| {
             filter
                 .status
                 .as_deref()
@@ -342,10 +347,10 @@ async fn list(client: &Client, review: &str, filter: &CommentFilter, output: &Ou
         || filter.category.is_some()
         || filter.author.is_some()
         || filter.assignee.is_some();
-    output.show(&kept, |kept| {
+    output.raw(&raw_array(&kept), || {
         let views: Vec<CommentView> = kept
             .iter()
-            .filter_map(|c| serde_json::from_value(c.clone()).ok())
+            .filter_map(|(c, _)| serde_json::from_value(c.clone()).ok())
             .collect();
         if views.is_empty() {
             println!(
@@ -364,19 +369,36 @@ async fn list(client: &Client, review: &str, filter: &CommentFilter, output: &Ou
     })
 }
 
-/// The array `field` of the document in the client's last answer (`GET /api/reviews/{id}`), as
-/// the server sent it.
-fn answer_part(client: &Client, field: &str) -> Result<Vec<Value>, Failure> {
-    let answer: Value = client
+/// The array `field` of the document in the client's last answer (`GET /api/reviews/{id}`):
+/// each item as the server sent it, and read.
+fn answer_part(client: &Client, field: &str) -> Result<Vec<(Value, String)>, Failure> {
+    let unexpected =
+        |what: String| Failure::error(format!("unexpected answer from the server: {what}"));
+    let bytes = client
         .take_answer()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .ok_or_else(|| Failure::error("the server's answer was not kept"))?;
-    match answer.get("review").and_then(|r| r.get(field)) {
-        Some(Value::Array(items)) => Ok(items.clone()),
-        _ => Err(Failure::error(format!(
-            "unexpected answer from the server: the document has no `{field}`"
-        ))),
-    }
+        .ok_or_else(|| unexpected("none was kept".into()))?;
+    let answer: HashMap<String, HashMap<String, Box<RawValue>>> =
+        serde_json::from_slice(&bytes).map_err(|e| unexpected(e.to_string()))?;
+    let items: Vec<Box<RawValue>> = answer
+        .get("review")
+        .and_then(|review| review.get(field))
+        .map(|raw| serde_json::from_str(raw.get()))
+        .transpose()
+        .map_err(|e| unexpected(e.to_string()))?
+        .ok_or_else(|| unexpected(format!("the document has no `{field}`")))?;
+    items
+        .into_iter()
+        .map(|raw| {
+            let value = serde_json::from_str(raw.get()).map_err(|e| unexpected(e.to_string()))?;
+            Ok((value, raw.get().to_string()))
+        })
+        .collect()
+}
+
+/// Items as the server sent them, in one JSON array.
+fn raw_array<'a>(items: impl IntoIterator<Item = &'a (Value, String)>) -> String {
+    let raw: Vec<&str> = items.into_iter().map(|(_, raw)| raw.as_str()).collect();
+    format!("[{}]", raw.join(","))
 }
 
 /// Whether `person` (a User object, or none) is `who`: `me` (the caller, `me_id`), or their
@@ -423,10 +445,10 @@ pub async fn runs(command: RunsCommand, output: &Output) -> Outcome {
         RunsCommand::List { review } => {
             client.review(&review, false).await?;
             let runs = answer_part(&client, "aiReviewRuns")?;
-            output.show(&runs, |runs| {
+            output.raw(&raw_array(&runs), || {
                 let views: Vec<RunView> = runs
                     .iter()
-                    .filter_map(|r| serde_json::from_value(r.clone()).ok())
+                    .filter_map(|(r, _)| serde_json::from_value(r.clone()).ok())
                     .collect();
                 if views.is_empty() {
                     println!("No runs. Start one with `docreview runs start {review}`.");

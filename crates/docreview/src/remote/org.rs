@@ -20,6 +20,7 @@ pub enum ProjectsCommand {
         /// viewer, editor or manager (repeat for more).
         #[arg(long = "add", value_name = "EMAIL=ROLE")]
         add: Vec<String>,
+        /// Take someone's role away (repeat for more).
         #[arg(long = "remove", value_name = "EMAIL")]
         remove: Vec<String>,
     },

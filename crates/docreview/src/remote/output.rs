@@ -15,10 +15,11 @@ use super::{Failure, Outcome};
 
 #[derive(Args)]
 pub struct Output {
-    /// Print the API's answer unchanged (the JSON the server sent, every field, e.g. `runs
-    /// start --json | jq -r .run.id`) instead of text. `comments list` and `runs list` print
-    /// the `comments` and `aiReviewRuns` of the document's answer; `reviews text`, `reviews
-    /// open` and `auth login|status` print JSON of their own.
+    /// Print the API's answer unchanged, as JSON (`runs start --json | jq -r .run.id`).
+    ///
+    /// The JSON the server sent, every field and in its order, indented. `comments list` and
+    /// `runs list` print the `comments` and `aiReviewRuns` of the document's answer; `reviews
+    /// text`, `reviews open` and `auth login|status` print JSON of their own.
     #[arg(long, global = true)]
     json: bool,
     /// Print what a jq expression picks from that JSON (e.g. `.reviews[].reviewId`); strings
@@ -45,13 +46,32 @@ impl Output {
             text(value);
             return Ok(());
         }
-        let json = match client.take_answer() {
-            Some(bytes) => serde_json::from_slice(&bytes),
+        match client.take_answer().map(String::from_utf8) {
+            Some(Ok(raw)) => self.print_raw(&raw),
             // Every answer is kept (see `signed_in_client`); this is a fallback, not a path.
-            None => serde_json::to_value(value),
+            _ => self.show(value, |_| {}),
         }
-        .map_err(|e| Failure::error(e.to_string()))?;
-        self.print_json(&json)
+    }
+
+    /// Prints JSON text as it is (re-indented; keys in their order, numbers as spelled), or
+    /// what `--jq` picks from it; else runs `text`.
+    pub fn raw(&self, raw: &str, text: impl FnOnce()) -> Outcome {
+        if self.wants_json() {
+            self.print_raw(raw)
+        } else {
+            text();
+            Ok(())
+        }
+    }
+
+    fn print_raw(&self, raw: &str) -> Outcome {
+        if self.jq.is_some() {
+            let json: Value = serde_json::from_str(raw)
+                .map_err(|e| Failure::error(format!("unexpected answer from the server: {e}")))?;
+            return self.print_json(&json);
+        }
+        println!("{}", pretty(raw));
+        Ok(())
     }
 
     /// Prints `value` as JSON (through `--jq` when given), else as `text` prints it: for what a
@@ -78,6 +98,59 @@ impl Output {
         }
         Ok(())
     }
+}
+
+/// JSON text indented as `jq .` prints it (two spaces a level, `": "` after keys, empty
+/// objects and arrays kept on one line); every other character as it was, so keys keep their
+/// order and numbers their spelling.
+pub fn pretty(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() * 2);
+    let mut depth = 0usize;
+    let mut chars = json.chars().peekable();
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                out.push('"');
+                while let Some(c) = chars.next() {
+                    out.push(c);
+                    match c {
+                        '\\' => out.extend(chars.next()),
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '{' | '[' => {
+                while chars.next_if(char::is_ascii_whitespace).is_some() {}
+                let close = if c == '{' { '}' } else { ']' };
+                if chars.next_if_eq(&close).is_some() {
+                    out.push(c);
+                    out.push(close);
+                } else {
+                    out.push(c);
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(',');
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_ascii_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `count` and the noun, singular for one: "1 comment", "3 comments".
@@ -108,4 +181,30 @@ pub fn spinner(message: impl Into<String>) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new_spinner().with_message(message.into());
     bar.enable_steady_tick(Duration::from_millis(120));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pretty_keeps_every_character_and_the_order_of_keys() {
+        let raw = r#"{"z":1,"a":[1.50,{"k":"a \"q\" , : { ["}],"e":{},"f":[ ],"u":"\u00e9\\"}"#;
+        let shown = pretty(raw);
+        assert_eq!(
+            shown,
+            "{\n  \"z\": 1,\n  \"a\": [\n    1.50,\n    {\n      \"k\": \"a \\\"q\\\" , : { [\"\n    }\n  ],\n  \"e\": {},\n  \"f\": [],\n  \"u\": \"\\u00e9\\\\\"\n}"
+        );
+        let again: Value = serde_json::from_str(&shown).expect("still JSON");
+        assert_eq!(again, serde_json::from_str::<Value>(raw).expect("JSON"));
+        assert_eq!(pretty("[]"), "[]");
+        assert_eq!(pretty("\"x\""), "\"x\"");
+    }
+
+    #[test]
+    fn counts_read_well() {
+        assert_eq!(counted(0, "comment"), "0 comments");
+        assert_eq!(counted(1, "comment"), "1 comment");
+        assert_eq!(counted(2, "run"), "2 runs");
+    }
 }

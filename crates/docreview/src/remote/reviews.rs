@@ -10,11 +10,11 @@ use docreview_client::api::{
 };
 use docreview_client::{Client, DocumentUpload, HtmlFile, VersionUpload};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::comments::print_comments;
 use super::output::{DIM, counted, paint, spinner};
-use super::{Failure, Outcome, Output, interactive, open_in_browser, signed_in_client};
+use super::{Failure, Outcome, Output, interactive, io_reason, open_in_browser, signed_in_client};
 
 /// Documents per page when listing.
 const PAGE: usize = 200;
@@ -65,6 +65,7 @@ pub enum ReviewsCommand {
     Upload {
         /// The HTML file.
         file: PathBuf,
+        /// The title [default: the file's name without its extension].
         #[arg(long)]
         title: Option<String>,
         /// A tag (repeat for more).
@@ -80,6 +81,7 @@ pub enum ReviewsCommand {
         review: String,
         /// The new version's HTML file.
         file: PathBuf,
+        /// The new version's label [default: v2, v3, … by count].
         #[arg(long)]
         label: Option<String>,
     },
@@ -101,8 +103,10 @@ pub enum ReviewsCommand {
     Tags {
         /// The document's id (rv_…).
         review: String,
+        /// Tags to add (repeat for more).
         #[arg(long = "add")]
         add: Vec<String>,
+        /// Tags to take away (repeat for more).
         #[arg(long = "remove")]
         remove: Vec<String>,
         /// The whole list, comma-separated (empty to clear).
@@ -113,6 +117,7 @@ pub enum ReviewsCommand {
     Archive {
         /// The document's id (rv_…).
         review: String,
+        /// Restore an archived document instead.
         #[arg(long)]
         undo: bool,
     },
@@ -163,8 +168,8 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
                 ..ListQuery::default()
             };
             if all {
-                let (list, json) = list_all(&client, query).await?;
-                return output.show(&json, |_| print_list(&list.reviews));
+                let (list, raw) = list_all(&client, query).await?;
+                return output.raw(&raw, || print_list(&list.reviews));
             }
             let list = client.list_reviews(&query).await?;
             output.answer(&client, &list, |list| print_list(&list.reviews))
@@ -341,13 +346,13 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
 
 /// Every page of a listing, with a count on the terminal while it runs; also as JSON, the
 /// pages' documents as the server sent them in one answer of the same shape.
-async fn list_all(client: &Client, mut query: ListQuery) -> Result<(ReviewList, Value), Failure> {
+async fn list_all(client: &Client, mut query: ListQuery) -> Result<(ReviewList, String), Failure> {
     let progress = spinner("Listing documents");
     let mut all = ReviewList {
         reviews: Vec::new(),
         next_cursor: None,
     };
-    let mut json = Vec::new();
+    let mut json: Vec<String> = Vec::new();
     loop {
         let page = client.list_reviews(&query).await;
         let page = match page {
@@ -357,14 +362,11 @@ async fn list_all(client: &Client, mut query: ListQuery) -> Result<(ReviewList, 
                 return Err(error.into());
             }
         };
-        let answer: Option<Value> = client
+        let answer: Option<Page> = client
             .take_answer()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-        if let Some(Value::Array(reviews)) =
-            answer.and_then(|mut a| a.get_mut("reviews").map(Value::take))
-        {
-            json.extend(reviews);
-        }
+        let reviews = answer.into_iter().flat_map(|page| page.reviews);
+        json.extend(reviews.map(|raw| raw.get().to_string()));
         all.reviews.extend(page.reviews);
         progress.set_message(format!("Listing documents: {}", all.reviews.len()));
         match page.next_cursor {
@@ -373,7 +375,14 @@ async fn list_all(client: &Client, mut query: ListQuery) -> Result<(ReviewList, 
         }
     }
     progress.finish_and_clear();
-    Ok((all, json!({ "reviews": json, "nextCursor": null })))
+    let raw = format!(r#"{{"reviews":[{}],"nextCursor":null}}"#, json.join(","));
+    Ok((all, raw))
+}
+
+/// A page of `GET /api/reviews`, its documents as the server sent them.
+#[derive(serde::Deserialize)]
+struct Page {
+    reviews: Vec<Box<serde_json::value::RawValue>>,
 }
 
 /// Sections indented by level, each with its id.
@@ -535,8 +544,9 @@ async fn share(
 }
 
 fn html_file(path: &Path) -> Result<HtmlFile, Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|error| Failure::error(format!("reading {}: {error}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|error| {
+        Failure::error(format!("reading {}: {}", path.display(), io_reason(&error)))
+    })?;
     let name = path.file_name().map_or_else(
         || "document.html".to_string(),
         |n| n.to_string_lossy().into_owned(),

@@ -833,6 +833,27 @@ fn refused(output: &Output, code: i32, says: &[&str]) -> String {
     stderr
 }
 
+/// JSON text without the white space outside its strings.
+fn compact(json: &str) -> String {
+    let mut out = String::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if !c.is_whitespace() {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[tokio::test]
 async fn json_is_the_apis_answer_unchanged() {
     let server = Server::start();
@@ -899,9 +920,21 @@ async fn json_is_the_apis_answer_unchanged() {
         ),
     ];
     for (args, path) in pairs {
-        let shown = cmd(&[&args[..], &["--json"]].concat());
+        let output = as_user(
+            dir.path(),
+            &server,
+            &token,
+            &[&args[..], &["--json"]].concat(),
+        );
+        let shown = json_of(&output);
         let answered = api.get(&path).await;
         assert_eq!(&shown, answered.expect(200), "{args:?} against {path}");
+        // Byte for byte but white space: keys in the server's order, numbers as it spelled them.
+        assert_eq!(
+            compact(&String::from_utf8_lossy(&output.stdout)),
+            answered.text,
+            "{args:?}"
+        );
     }
     // The lists are the arrays of the document's answer, every field kept.
     let comments = cmd(&["comments", "list", &id, "--json"]);
@@ -1539,7 +1572,7 @@ async fn every_positional_argument_has_help() {
     let help = |args: &[String]| {
         let output = Command::new(support::binary())
             .args(args)
-            .arg("--help")
+            .arg("-h") // the summary: one line a name
             .output()
             .expect("help");
         assert!(output.status.success(), "{args:?}");
@@ -1720,4 +1753,87 @@ async fn a_reader_that_stops_early_ends_the_command_quietly() {
         &["reviews", "open", &id, "--json"],
     ));
     assert_eq!(opened["url"], format!("{}/reviews/{id}", server.base));
+}
+
+#[tokio::test]
+async fn bad_ids_and_missing_files_are_refused_with_their_exit_codes() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "docs,access,comments");
+    let api = server.client(Some(&token));
+    let id = api.upload("Plan", SAMPLE_HTML).await.review_id;
+    let comment = api.note_on(&id, "lazy dog", "Which dog?").await.comment.id;
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("plan.html");
+    std::fs::write(&file, SAMPLE_HTML).expect("write");
+    let file = file.to_str().expect("path");
+    let missing = dir.path().join("missing.html");
+    let missing = missing.to_str().expect("path");
+    let cmd = |args: &[&str]| as_user(dir.path(), &server, &token, args);
+
+    // Not found (6): unknown documents, comments and runs, and ids no server makes.
+    let not_found: Vec<Vec<&str>> = vec![
+        vec!["reviews", "show", "rv_nope"],
+        vec!["reviews", "outline", "rv_nope"],
+        vec!["reviews", "open", "rv_nope"],
+        vec!["reviews", "add-version", "rv_nope", file],
+        vec!["reviews", "share", "rv_nope"],
+        vec!["reviews", "title", "rv_nope", "T"],
+        vec!["reviews", "show", "../../api/me"],
+        vec!["reviews", "show", "rv_ü?#%"],
+        vec!["comments", "resolve", &id, "cm_nope"],
+        vec!["comments", "edit", &id, "cm_nope", "--body", "x"],
+        vec![
+            "comments",
+            "reanchor",
+            &id,
+            "cm_nope",
+            "--section",
+            "details",
+        ],
+        vec!["comments", "cancel", "rv_nope", &comment],
+        vec!["runs", "start", "rv_nope"],
+        vec!["runs", "comment", &id, "run_nope", "--body", "x"],
+        vec!["runs", "finish", &id, "run_nope"],
+        vec!["tokens", "revoke", "tok_nope"],
+    ];
+    for args in not_found {
+        refused(&cmd(&args), 6, &["not found"]);
+    }
+    // Missing or unreadable files (1), before anything is sent.
+    refused(
+        &cmd(&["reviews", "upload", missing]),
+        1,
+        &["reading", "missing.html", "No such file or directory"],
+    );
+    refused(
+        &cmd(&["reviews", "add-version", &id, missing]),
+        1,
+        &["No such file"],
+    );
+    refused(
+        &cmd(&["reviews", "replace", &id, dir.path().to_str().expect("dir")]),
+        1,
+        &["Is a directory"],
+    );
+    // A section that is not in the document, and a quote with an unknown section (400: 1).
+    refused(
+        &cmd(&["comments", "add", &id, "--section", "nope", "--body", "x"]),
+        1,
+        &["sectionId `nope`"],
+    );
+    // Usage (2): a missing id, an unknown flag, an unknown subcommand.
+    refused(&cmd(&["runs", "cancel", &id]), 2, &["<RUN>"]);
+    refused(
+        &cmd(&["comments", "list", &id, "--colour"]),
+        2,
+        &["--colour"],
+    );
+    refused(&cmd(&["reviews", "nope"]), 2, &["nope"]);
+    assert_eq!(
+        api.get(&format!("/api/reviews/{id}")).await.expect(200)["review"]["source"]["versions"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
 }
