@@ -445,7 +445,7 @@ impl DocreviewMcp {
             },
         };
         let start = from.saturating_add(args.offset.unwrap_or(0)).min(to);
-        let most = args.limit.unwrap_or(TEXT_PAGE).min(TEXT_PAGE);
+        let most = args.limit.unwrap_or(TEXT_PAGE).clamp(1, TEXT_PAGE);
         let mut page = json!({
             "versionId": context.version_id,
             "sectionId": args.section_id,

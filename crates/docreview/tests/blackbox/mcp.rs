@@ -1284,3 +1284,76 @@ async fn agent_bench() {
     }
     client.cancel().await.expect("close");
 }
+
+/// Pages the API gives that would not fit an answer (50 documents with long titles, a phrase
+/// with hundreds of occurrences) are asked again for fewer items: paging through them still
+/// yields every item exactly once.
+#[tokio::test(flavor = "multi_thread")]
+async fn api_pages_too_long_for_an_answer_are_asked_in_smaller_pages() {
+    let server = Server::start();
+    let owner = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    for i in 0..60 {
+        let title = format!("{i:02} {}", "\"\\".repeat(145));
+        owner.upload(&title, SAMPLE_HTML).await;
+    }
+    let mut html = String::from("<!doctype html><html><body><h1 id=\"a\">A</h1>");
+    for i in 0..300 {
+        html.push_str(&format!(
+            "<p>{}{i}: the budget review {}</p>",
+            "\"\\".repeat(40),
+            "\\\"".repeat(40)
+        ));
+    }
+    html.push_str("</body></html>");
+    let review = owner.upload("Many occurrences", &html).await;
+    let token = server.issue_token("ada@example.com", "docs,comments");
+    let (client, _config) = agent(&server, &token).await;
+
+    let (reviews, pages) = all_pages(&client, json!({ "method": "list" }), "reviews").await;
+    assert!(pages >= 3, "{pages}");
+    once_each(
+        reviews
+            .iter()
+            .map(|r| r["reviewId"].as_str().unwrap().to_string()),
+        61,
+    );
+    let (found, pages) = all_pages(
+        &client,
+        json!({ "method": "find", "review_id": review.review_id, "q": "budget review" }),
+        "occurrences",
+    )
+    .await;
+    assert!(pages > 6, "{pages}");
+    once_each(
+        found
+            .iter()
+            .map(|o| o["position"].as_u64().unwrap().to_string()),
+        300,
+    );
+    // An occurrence goes back as a comment's place as it is.
+    let run = ok(
+        &client,
+        "run_write",
+        json!({ "method": "start", "review_id": review.review_id }),
+    )
+    .await;
+    let mut item = found[123].clone();
+    item.as_object_mut().expect("object").remove("context");
+    item["body"] = json!("This one");
+    let batch = ok(
+        &client,
+        "run_write",
+        json!({ "method": "comment", "review_id": review.review_id, "run_id": run["id"], "comments": [item] }),
+    )
+    .await;
+    assert_eq!(batch["writtenTotal"], 1, "{batch}");
+    let reply = owner
+        .get(&format!("/api/reviews/{}", review.review_id))
+        .await;
+    let read = reply.expect(200);
+    assert_eq!(
+        read["review"]["comments"][0]["anchor"]["position"]["start"],
+        found[123]["position"]
+    );
+    client.cancel().await.expect("close");
+}
