@@ -227,26 +227,23 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
             // The parser allows only the four words.
             let format = ExportFormat::parse(&format).unwrap_or(ExportFormat::Markdown);
             let bytes = client.export_review(&review, format).await?;
-            match out {
-                Some(path) => {
-                    std::fs::write(&path, &bytes).map_err(|error| {
-                        Failure::error(format!("writing {}: {}", path.display(), io_reason(&error)))
+            if let Some(path) = out {
+                std::fs::write(&path, &bytes).map_err(|error| {
+                    Failure::error(format!("writing {}: {}", path.display(), io_reason(&error)))
+                })?;
+                eprintln!(
+                    "Wrote {} ({}).",
+                    path.display(),
+                    indicatif::HumanBytes(bytes.len() as u64)
+                );
+            } else {
+                let mut stdout = std::io::stdout().lock();
+                stdout
+                    .write_all(&bytes)
+                    .and_then(|()| stdout.flush())
+                    .map_err(|error| {
+                        Failure::error(format!("writing the export: {}", io_reason(&error)))
                     })?;
-                    eprintln!(
-                        "Wrote {} ({}).",
-                        path.display(),
-                        indicatif::HumanBytes(bytes.len() as u64)
-                    );
-                }
-                None => {
-                    let mut stdout = std::io::stdout().lock();
-                    stdout
-                        .write_all(&bytes)
-                        .and_then(|()| stdout.flush())
-                        .map_err(|error| {
-                            Failure::error(format!("writing the export: {}", io_reason(&error)))
-                        })?;
-                }
             }
             Ok(())
         }
