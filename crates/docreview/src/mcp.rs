@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use docreview_client::api::{
     BatchComment, CommentSearchQuery, CommentStatus, CommentView, DocSearchQuery, FinishRun,
-    ListQuery, MAX_BATCH_COMMENTS, NewReply, NewRunComments, ReviewView, RunStatus, StartRun,
-    StatusChange, TextEdit,
+    ListQuery, MAX_BATCH_COMMENTS, NewReply, NewRunComments, NotificationQuery, ReviewView,
+    RunStatus, StartRun, StatusChange, TextEdit,
 };
 use docreview_client::{Client, DocumentUpload, Error, HtmlFile, Place, VersionUpload};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -58,6 +58,9 @@ enum ReadMethod {
     Comments,
     /// Comments and replies matching words `q` (optional `review_id`, `status`, `cursor`).
     Search,
+    /// Your unread notifications (mentions, replies, comments on your documents), newest
+    /// first (`cursor`).
+    Notifications,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -173,7 +176,7 @@ impl DocreviewMcp {
     #[tool(
         description = "Read documents and their comments. method: list (q searches the text) | \
             get | outline (sections) | text (section_id or whole; offset/limit) | comments \
-            (status, cursor) | search (q in comments). Answers are JSON; pass nextCursor back as \
+            (status, cursor) | search (q in comments) | notifications (unread). Answers are JSON; pass nextCursor back as \
             cursor (or nextOffset as offset) for more.",
         annotations(read_only_hint = true)
     )]
@@ -239,6 +242,15 @@ impl DocreviewMcp {
                     .await
                     .map(|found| json!(found))
             }
+            ReadMethod::Notifications => self
+                .client
+                .notifications(&NotificationQuery {
+                    unread: Some(true),
+                    limit: Some(50),
+                    cursor: args.cursor.clone(),
+                })
+                .await
+                .map(|list| json!(list)),
             ReadMethod::Comments => match review_id() {
                 Ok(id) => self.client.review(&id, false).await.map(|review| {
                     comments_page(

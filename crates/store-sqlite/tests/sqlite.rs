@@ -190,6 +190,7 @@ fn account(id: &str) -> docreview_core::model::Account {
             id: id.to_string(),
             provider: Provider::Local,
             display_name: id.to_string(),
+            handle: id.to_string(),
         },
         email: format!("{id}@example.com"),
         membership: docreview_core::model::Membership::Internal,
