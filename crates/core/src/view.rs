@@ -345,6 +345,7 @@ mod tests {
             created_at,
             edited_at: None,
             deleted_at: None,
+            mentions: Vec::new(),
         }
     }
 

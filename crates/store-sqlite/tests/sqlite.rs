@@ -259,6 +259,7 @@ fn comment(review_id: &str, id: &str, body: &str) -> CommentRecord {
         created_at: T0,
         edited_at: None,
         deleted_at: None,
+        mentions: Vec::new(),
     }
 }
 
@@ -273,6 +274,7 @@ fn reply(to: &CommentRecord, id: &str, body: &str) -> MessageRecord {
         created_at: T0,
         edited_at: None,
         deleted_at: None,
+        mentions: Vec::new(),
     }
 }
 

@@ -354,7 +354,7 @@ mod tests {
         assert_eq!(excerpt("a\n\n b  c"), "a b c");
         let long = "word ".repeat(100);
         let cut = excerpt(&long);
-        assert_eq!(cut.chars().count(), EXCERPT_CHARS - 1);
+        assert!(cut.chars().count() <= EXCERPT_CHARS);
         assert!(cut.ends_with('…'));
     }
 }

@@ -156,7 +156,7 @@ async fn restricted(owner: &Client, title: &str, shared_with: &[&str]) -> String
 #[tokio::test]
 async fn handles_are_derived_from_emails_unique_and_shown_on_every_user() {
     let server = Server::start();
-    let ada = server.user("Ada@Example.com", "Ada", &[], "comments");
+    let ada = server.user("Ada@Example.com", "Ada", &[], "docs,comments");
     let other = server.user("ada@elsewhere.org", "Other Ada", &[], "comments");
     let tagged = server.user("grace.hopper+news@example.com", "Grace", &[], "comments");
     let odd = server.user("__Ünï@example.com", "Odd", &[], "comments");
@@ -167,7 +167,7 @@ async fn handles_are_derived_from_emails_unique_and_shown_on_every_user() {
         "grace.hopper"
     );
     assert_eq!(odd.api().me().await.expect("me").user.handle, "n");
-    // On the User objects of comments, and in the organization's member list.
+    // On the User objects of documents and comments.
     let review = ada.upload("Doc", SAMPLE_HTML).await;
     let written = ada.note_on(&review.review_id, PASSAGE, "a note").await;
     assert_eq!(written.comment.author.handle, "ada");
