@@ -77,7 +77,8 @@ pub fn first_free(base: &str, taken: &[String]) -> String {
     if free(base) {
         return base.to_string();
     }
-    (2u64..)
+    // Bounded: at most `taken.len() + 4` candidates can be refused (the taken and the reserved).
+    (2u64..=u64::MAX)
         .map(|n| {
             let suffix = n.to_string();
             let keep = MAX_LEN.saturating_sub(suffix.len()).min(base.len());

@@ -146,14 +146,14 @@ pub async fn check_mentions_round_trip(store: Arc<dyn Store>) {
         .await
         .expect("read")
         .expect("thread");
-    assert_eq!(thread.comment.mentions, [mention.clone()]);
-    assert_eq!(thread.messages[0].mentions, [mention.clone()]);
+    assert_eq!(thread.comment.mentions, std::slice::from_ref(&mention));
+    assert_eq!(thread.messages[0].mentions, std::slice::from_ref(&mention));
     let state = store
         .review_state("rev")
         .await
         .expect("state")
         .expect("rev");
-    assert_eq!(state.comments[0].mentions, [mention.clone()]);
+    assert_eq!(state.comments[0].mentions, std::slice::from_ref(&mention));
     assert_eq!(state.messages[0].mentions, [mention]);
     // An edit that mentions nobody any more.
     first.mentions = Vec::new();

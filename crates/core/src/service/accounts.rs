@@ -554,12 +554,11 @@ impl Service {
                     .map(|kind| kind.handle().to_string());
                 let base = handles::base_from_email(&account.email);
                 loop {
-                    let handle = match &fixed {
-                        Some(handle) => handle.clone(),
-                        None => {
-                            let taken = self.store.handles_with_prefix(&base).await?;
-                            handles::first_free(&base, &taken)
-                        }
+                    let handle = if let Some(handle) = &fixed {
+                        handle.clone()
+                    } else {
+                        let taken = self.store.handles_with_prefix(&base).await?;
+                        handles::first_free(&base, &taken)
                     };
                     match self.store.assign_handle(account.id(), &handle).await {
                         Ok(done) => {

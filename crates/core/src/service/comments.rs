@@ -78,20 +78,19 @@ impl Service {
                     events: vec![],
                 };
                 // A run's comments are drafts until the run completes, which is its own event.
-                let outbox = match run_id {
-                    Some(_) => vec![],
-                    None => {
-                        let mut event = self.comment_event(
-                            WebhookEventType::CommentCreated,
-                            actor,
-                            &head,
-                            &comment.id,
-                            None,
-                            now,
-                        );
-                        event.notify = new_mentions(&[], &comment.mentions);
-                        vec![event.entry()]
-                    }
+                let outbox = if run_id.is_some() {
+                    vec![]
+                } else {
+                    let mut event = self.comment_event(
+                        WebhookEventType::CommentCreated,
+                        actor,
+                        &head,
+                        &comment.id,
+                        None,
+                        now,
+                    );
+                    event.notify = new_mentions(&[], &comment.mentions);
+                    vec![event.entry()]
                 };
                 let revision = self
                     .commit(
@@ -327,20 +326,19 @@ impl Service {
                     mentions,
                 };
                 thread.messages.push(message.clone());
-                let outbox = match &input.run_id {
-                    Some(_) => vec![],
-                    None => {
-                        let mut event = self.comment_event(
-                            WebhookEventType::CommentReplied,
-                            actor,
-                            &head,
-                            comment_id,
-                            Some(&message.id),
-                            now,
-                        );
-                        event.notify = new_mentions(&[], &message.mentions);
-                        vec![event.entry()]
-                    }
+                let outbox = if input.run_id.is_some() {
+                    vec![]
+                } else {
+                    let mut event = self.comment_event(
+                        WebhookEventType::CommentReplied,
+                        actor,
+                        &head,
+                        comment_id,
+                        Some(&message.id),
+                        now,
+                    );
+                    event.notify = new_mentions(&[], &message.mentions);
+                    vec![event.entry()]
                 };
                 let write = CommentsWrite {
                     messages: vec![message.clone()],

@@ -198,10 +198,10 @@ impl Service {
                 None => &thread.comment.body,
             };
             excerpt = notifications::excerpt(body);
-        } else if let Some(run_id) = &event.run_id {
-            if let Some(run) = self.store.run(review_id, run_id).await? {
-                excerpt = notifications::excerpt(run.summary.as_deref().unwrap_or(&run.title));
-            }
+        } else if let Some(run_id) = &event.run_id
+            && let Some(run) = self.store.run(review_id, run_id).await?
+        {
+            excerpt = notifications::excerpt(run.summary.as_deref().unwrap_or(&run.title));
         }
         let context = recipients::Context {
             owner_id: Some(&head.review.owner_id),
