@@ -372,6 +372,17 @@ pub struct FindQuery {
     pub cursor: Option<String>,
 }
 
+/// `GET /api/reviews/{reviewId}/export`.
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ExportQuery {
+    /// `w3c` (a W3C Web Annotation collection, JSON-LD), `native` (`docreview-export/1`: every
+    /// version's HTML and the whole discussion; editors and owners), `csv` (a row per comment and
+    /// reply) or `markdown` (a readable report).
+    #[param(required = true, value_type = crate::words::ExportFormat)]
+    pub format: Option<String>,
+}
+
 /// `GET /api/search/docs`.
 #[derive(Debug, Default, Deserialize, Serialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -77,6 +77,11 @@ word_enum!(Category {
     None => "none",
 });
 word_enum!(CommentStatus { Open => "open", Closed => "closed" });
+word_enum!(
+    /// What `GET /api/reviews/{id}/export` writes: a W3C Web Annotation collection, docreview's
+    /// own lossless file, a table, or a readable report.
+    ExportFormat { W3c => "w3c", Native => "native", Csv => "csv", Markdown => "markdown" }
+);
 word_enum!(RunKind { AiReview => "ai_review", Voice => "voice" });
 word_enum!(RunStatus {
     Running => "running",

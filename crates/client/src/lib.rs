@@ -18,6 +18,7 @@
 mod events;
 pub mod tls;
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use docreview_api::secret::Secret;
@@ -117,6 +118,9 @@ pub struct Client {
     http: reqwest::Client,
     base: String,
     token: Option<Secret>,
+    /// The body of the last successful JSON answer, when [`Client::keeping_answers`] asked for
+    /// it (shared by the client's clones).
+    answers: Option<Arc<Mutex<Option<Vec<u8>>>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -173,7 +177,31 @@ impl Client {
             .tls_backend_preconfigured(tls)
             .build()
             .map_err(Error::transport)?;
-        Ok(Client { http, base, token })
+        Ok(Client {
+            http,
+            base,
+            token,
+            answers: None,
+        })
+    }
+
+    /// This client, keeping the body of each successful JSON answer as the server sent it until
+    /// [`Client::take_answer`] takes it: for a caller that shows the API's own JSON (the CLI's
+    /// `--json`), with fields the typed views may not carry. One slot, for one call at a time.
+    #[must_use]
+    pub fn keeping_answers(mut self) -> Self {
+        self.answers = Some(Arc::new(Mutex::new(None)));
+        self
+    }
+
+    /// The body of the last successful JSON answer, as the server sent it (once; `None` when
+    /// none was kept since).
+    pub fn take_answer(&self) -> Option<Vec<u8>> {
+        self.answers
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     pub fn base_url(&self) -> &str {
@@ -217,8 +245,12 @@ impl Client {
             }
             let bytes = response.bytes().await.map_err(Error::transport)?;
             if status.is_success() {
-                return serde_json::from_slice(&bytes)
-                    .map_err(|error| Error::Decode(error.to_string()));
+                let value = serde_json::from_slice(&bytes)
+                    .map_err(|error| Error::Decode(error.to_string()))?;
+                if let Some(slot) = &self.answers {
+                    *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(bytes.to_vec());
+                }
+                return Ok(value);
             }
             return Err(refusal(status, &bytes));
         }
@@ -302,6 +334,27 @@ impl Client {
             return Err(refusal(status, &bytes));
         }
         String::from_utf8(bytes.to_vec()).map_err(|error| Error::Decode(error.to_string()))
+    }
+
+    /// The review written out in `format` (`w3c`, `native`, `csv` or `markdown`): the file's
+    /// bytes, as served.
+    pub async fn export_review(&self, review_id: &str, format: ExportFormat) -> Result<Vec<u8>> {
+        let path = format!(
+            "/api/reviews/{}/export?format={}",
+            segment(review_id),
+            format.as_str()
+        );
+        let response = self
+            .request(Method::GET, &path)
+            .send()
+            .await
+            .map_err(Error::transport)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(Error::transport)?;
+        if !status.is_success() {
+            return Err(refusal(status, &bytes));
+        }
+        Ok(bytes.to_vec())
     }
 
     /// Uploads an HTML file as a new document.
@@ -992,6 +1045,21 @@ mod tests {
             .expect_err("a POST is not repeated");
         assert_eq!(refused.status(), Some(503));
         assert_eq!(seen.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn answers_are_kept_as_sent_only_when_asked_and_taken_once() {
+        let (base, _) = scripted(vec![me(), me()]).await;
+        let plain = Client::new(&base, None).expect("client");
+        plain.me().await.expect("answered");
+        assert!(plain.take_answer().is_none(), "nothing kept unless asked");
+        let keeping = plain.clone().keeping_answers();
+        keeping.me().await.expect("answered");
+        let kept = keeping.take_answer().expect("kept");
+        let sent = me();
+        let body = sent.split("\r\n\r\n").nth(1).expect("a body");
+        assert_eq!(kept, body.as_bytes(), "byte for byte");
+        assert!(keeping.take_answer().is_none(), "taken once");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod cache;
 pub mod clock;
 pub mod error;
 pub mod events;
+pub mod export;
 pub mod handles;
 pub mod identity;
 pub mod ids;

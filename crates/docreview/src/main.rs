@@ -306,6 +306,7 @@ enum AdminCommand {
     },
     /// Revoke a personal token by its id (`tok_…`, as `list-tokens` shows it).
     RevokeToken {
+        /// The token's id (tok_…), not its value.
         token_id: String,
         #[command(flatten)]
         storage: StorageArgs,
@@ -368,6 +369,12 @@ fn run(cli: Cli) -> std::process::ExitCode {
     };
     // The server and operator commands fail with 1; the client commands answer with their own
     // exit codes (see `remote`).
+    if !matches!(
+        cli.command,
+        Command::Serve(_) | Command::Admin { .. } | Command::Mcp
+    ) {
+        remote::end_quietly_on_closed_pipe();
+    }
     let outcome = match cli.command {
         Command::Serve(args) => return operator_exit(runtime.block_on(serve(args))),
         Command::Admin { command } => return operator_exit(runtime.block_on(admin(command))),

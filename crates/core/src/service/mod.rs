@@ -2,6 +2,7 @@
 
 mod accounts;
 mod comments;
+mod export;
 mod find;
 mod manage;
 mod notifications;

@@ -9,7 +9,7 @@ use docreview_client::{Client, Error};
 use docreview_core::identity::{new_pkce_verifier, pkce_challenge};
 
 use super::output::{DIM, WARNING, paint};
-use super::{Failure, Outcome, Output, hosts, signed_in_client};
+use super::{Failure, Outcome, Output, hosts, io_reason, signed_in_client};
 
 #[derive(Subcommand)]
 pub enum AuthCommand {
@@ -29,8 +29,15 @@ pub struct LoginArgs {
     /// http://127.0.0.1:8080].
     #[arg(long)]
     base_url: Option<String>,
-    /// What the token may do: docs, access, comments, org.
-    #[arg(long, value_delimiter = ',', default_value = "docs,comments")]
+    /// What the token may do, comma-separated: docs (upload, versions, titles, tags, delete),
+    /// access (sharing, owners, project roles), comments (comments, replies, runs), org
+    /// (members and admins). Reading needs none.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = DEFAULT_SCOPES,
+        value_parser = ["docs", "access", "comments", "org"]
+    )]
     scopes: Vec<String>,
     /// Read a token from standard input instead of signing in through the browser.
     #[arg(long)]
@@ -45,8 +52,15 @@ pub enum TokensCommand {
     /// Your personal tokens (never their values).
     List,
     /// Revoke one of your tokens by its id.
-    Revoke { token: String },
+    Revoke {
+        /// The token's id (tok_…, as `tokens list` shows it), not its value.
+        token: String,
+    },
 }
+
+/// The scopes `auth login` asks for unless told: every command but `org`'s writes (a token can
+/// never do more than its owner's roles allow).
+pub const DEFAULT_SCOPES: &str = "docs,access,comments";
 
 /// Days left under which `auth status` warns.
 const WARN_DAYS: i64 = 14;
@@ -74,7 +88,10 @@ async fn login(args: LoginArgs, output: &Output) -> Outcome {
     let base = hosts::base_url(args.base_url.as_deref(), &hosts);
     let anonymous = Client::new(&base, None)?;
     let token = if args.with_token {
-        Secret::new(read_line("the token")?)
+        Secret::new(read_line(
+            "the token",
+            "pipe it in, e.g. `printenv TOKEN | docreview auth login --with-token`",
+        )?)
     } else {
         let verifier = new_pkce_verifier();
         let challenge = pkce_challenge(verifier.expose());
@@ -89,7 +106,12 @@ async fn login(args: LoginArgs, output: &Output) -> Outcome {
         }
         eprint!("Then paste the code it shows: ");
         let _ = std::io::stderr().flush();
-        let code = read_line("the code")?;
+        let code = read_line(
+            "the code",
+            "run `docreview auth login` again at a terminal and paste the code the browser \
+             shows, or sign in with a token: `docreview auth login --with-token`",
+        )
+        .inspect_err(|_| eprintln!())?;
         let exchanged = anonymous
             .exchange_cli_code(&CodeExchange {
                 code: Secret::new(code),
@@ -128,15 +150,27 @@ async fn login(args: LoginArgs, output: &Output) -> Outcome {
     })
 }
 
-fn read_line(what: &str) -> Result<String, Failure> {
+/// A line of standard input: the pasted code, or the token piped in. A closed or unreadable
+/// input is refused with what to do instead.
+fn read_line(what: &str, instead: &str) -> Result<String, Failure> {
     let mut line = String::new();
-    std::io::stdin()
+    let read = std::io::stdin()
         .lock()
         .read_line(&mut line)
-        .map_err(|error| Failure::error(format!("reading {what}: {error}")))?;
+        .map_err(|error| {
+            Failure::error(format!(
+                "could not read {what} from standard input: {}; {instead}",
+                io_reason(&error)
+            ))
+        })?;
+    if read == 0 {
+        return Err(Failure::error(format!(
+            "standard input closed before {what} was given; {instead}"
+        )));
+    }
     let line = line.trim().to_string();
     if line.is_empty() {
-        return Err(Failure::usage(format!("no {what} on standard input")));
+        return Err(Failure::error(format!("{what} was empty; {instead}")));
     }
     Ok(line)
 }
@@ -198,7 +232,7 @@ pub async fn tokens(command: TokensCommand, output: &Output) -> Outcome {
     match command {
         TokensCommand::List => {
             let list = client.my_tokens(&PageQuery::default()).await?;
-            output.show(&list, |list| {
+            output.answer(&client, &list, |list| {
                 for token in &list.tokens {
                     let scopes: Vec<_> = token.scopes.iter().map(|s| s.as_str()).collect();
                     let state = token.revoked_at.as_ref().map_or_else(
@@ -216,7 +250,9 @@ pub async fn tokens(command: TokensCommand, output: &Output) -> Outcome {
         }
         TokensCommand::Revoke { token } => {
             let revoked = client.revoke_my_token(&token).await?;
-            output.show(&revoked, |revoked| println!("Revoked {}.", revoked.id))
+            output.answer(&client, &revoked, |revoked| {
+                println!("Revoked {}.", revoked.id);
+            })
         }
     }
 }

@@ -15,17 +15,29 @@ pub enum ProjectsCommand {
     List,
     /// Who holds which role in a project; change it with `--add EMAIL=ROLE`, `--remove EMAIL`.
     Roles {
+        /// The project's code (e.g. ACME).
         project: String,
         /// viewer, editor or manager (repeat for more).
         #[arg(long = "add", value_name = "EMAIL=ROLE")]
         add: Vec<String>,
+        /// Take someone's role away (repeat for more).
         #[arg(long = "remove", value_name = "EMAIL")]
         remove: Vec<String>,
     },
     /// Link a document to a project.
-    Link { project: String, review: String },
+    Link {
+        /// The project's code (e.g. ACME).
+        project: String,
+        /// The document's id (rv_…).
+        review: String,
+    },
     /// Unlink a document from its project.
-    Unlink { project: String, review: String },
+    Unlink {
+        /// The project's code (e.g. ACME).
+        project: String,
+        /// The document's id (rv_…).
+        review: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -48,20 +60,26 @@ pub enum MembersCommand {
     List,
     /// Register an external member (they act only in projects where they get a role).
     Add {
+        /// Their email.
         #[arg(long)]
         email: String,
+        /// Their display name.
         #[arg(long)]
         name: String,
     },
     /// Suspend a member: they cannot sign in or use their tokens until reactivated.
     Suspend {
+        /// The member's email.
         email: String,
     },
+    /// Let a suspended member sign in and use their tokens again.
     Reactivate {
+        /// The member's email.
         email: String,
     },
     /// Remove an external member.
     Remove {
+        /// The member's email.
         email: String,
     },
 }
@@ -70,10 +88,14 @@ pub enum MembersCommand {
 pub enum AdminsCommand {
     /// List them (the default).
     List,
+    /// Make a member an administrator.
     Add {
+        /// The member's email.
         email: String,
     },
+    /// Take a member's administrator role away.
     Remove {
+        /// The member's email.
         email: String,
     },
 }
@@ -83,7 +105,7 @@ pub async fn projects(command: ProjectsCommand, output: &Output) -> Outcome {
     match command {
         ProjectsCommand::List => {
             let list = client.projects(&PageQuery::default()).await?;
-            output.show(&list, |list| {
+            output.answer(&client, &list, |list| {
                 for project in &list.projects {
                     let role = project.role.map_or("-", |role| role.as_str());
                     println!(
@@ -133,7 +155,7 @@ pub async fn projects(command: ProjectsCommand, output: &Output) -> Outcome {
                     .change_project_roles(&project, &RolesChange { add, remove })
                     .await?
             };
-            output.show(&roles, |roles| {
+            output.answer(&client, &roles, |roles| {
                 for entry in &roles.roles {
                     println!("{:<32} {}", entry.email, entry.role);
                 }
@@ -141,13 +163,13 @@ pub async fn projects(command: ProjectsCommand, output: &Output) -> Outcome {
         }
         ProjectsCommand::Link { project, review } => {
             let review = client.link_project(&project, &review).await?;
-            output.show(&review, |review| {
+            output.answer(&client, &review, |review| {
                 println!("Linked {} to {project}.", review.title);
             })
         }
         ProjectsCommand::Unlink { project, review } => {
             let review = client.unlink_project(&project, &review).await?;
-            output.show(&review, |review| {
+            output.answer(&client, &review, |review| {
                 println!("Unlinked {} from {project}.", review.title);
             })
         }
@@ -160,7 +182,7 @@ pub async fn org(command: OrgCommand, output: &Output) -> Outcome {
         OrgCommand::Members { command } => match command.unwrap_or(MembersCommand::List) {
             MembersCommand::List => {
                 let list = client.members(&PageQuery::default()).await?;
-                output.show(&list, |list| print_members(&list.members))
+                output.answer(&client, &list, |list| print_members(&list.members))
             }
             MembersCommand::Add { email, name } => {
                 let new = NewMember {
@@ -168,7 +190,7 @@ pub async fn org(command: OrgCommand, output: &Output) -> Outcome {
                     display_name: name,
                 };
                 let member = client.register_member(&new).await?;
-                output.show(&member, |m| {
+                output.answer(&client, &member, |m| {
                     println!("Registered {} <{}>.", m.display_name, m.email);
                 })
             }
@@ -180,21 +202,23 @@ pub async fn org(command: OrgCommand, output: &Output) -> Outcome {
             }
             MembersCommand::Remove { email } => {
                 let member = client.remove_member(&MemberRef { email }).await?;
-                output.show(&member, |m| println!("Removed {}.", m.email))
+                output.answer(&client, &member, |m| println!("Removed {}.", m.email))
             }
         },
         OrgCommand::Admins { command } => match command.unwrap_or(AdminsCommand::List) {
             AdminsCommand::List => {
                 let list = client.admins(&PageQuery::default()).await?;
-                output.show(&list, |list| print_members(&list.admins))
+                output.answer(&client, &list, |list| print_members(&list.admins))
             }
             AdminsCommand::Add { email } => {
                 let admin = client.add_admin(&MemberRef { email }).await?;
-                output.show(&admin, |m| println!("{} is an admin.", m.email))
+                output.answer(&client, &admin, |m| println!("{} is an admin.", m.email))
             }
             AdminsCommand::Remove { email } => {
                 let admin = client.remove_admin(&MemberRef { email }).await?;
-                output.show(&admin, |m| println!("{} is no longer an admin.", m.email))
+                output.answer(&client, &admin, |m| {
+                    println!("{} is no longer an admin.", m.email);
+                })
             }
         },
     }
@@ -212,7 +236,9 @@ async fn set_status(
         display_name: None,
     };
     let member = client.update_member(&change).await?;
-    output.show(&member, |m| println!("{} is {}.", m.email, m.status))
+    output.answer(client, &member, |m| {
+        println!("{} is {}.", m.email, m.status);
+    })
 }
 
 fn print_members(members: &[MemberView]) {

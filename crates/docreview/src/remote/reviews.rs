@@ -6,13 +6,15 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use docreview_client::api::{
     AccessMode, AllowedUserEntry, GrantRole, ListQuery, MetaChange, OwnerChange, ReviewList,
-    ReviewSummaryView, ReviewView, SharingChange, SharingView, TitleChange, VersionMode,
+    ReviewSummaryView, ReviewView, Section, SharingChange, SharingView, TitleChange, VersionMode,
 };
 use docreview_client::{Client, DocumentUpload, HtmlFile, VersionUpload};
 
+use serde_json::json;
+
 use super::comments::print_comments;
-use super::output::{DIM, paint, spinner};
-use super::{Failure, Outcome, Output, interactive, open_in_browser, signed_in_client};
+use super::output::{DIM, counted, paint, spinner};
+use super::{Failure, Outcome, Output, interactive, io_reason, open_in_browser, signed_in_client};
 
 /// Documents per page when listing.
 const PAGE: usize = 200;
@@ -35,12 +37,35 @@ pub enum ReviewsCommand {
         all: bool,
     },
     /// A document with its versions and comments.
-    Show { review: String },
+    Show {
+        /// The document's id (rv_…).
+        review: String,
+    },
+    /// The heading sections of the latest version, with the ids `--section` takes.
+    Outline {
+        /// The document's id (rv_…).
+        review: String,
+    },
+    /// The latest version's text, as comments quote it (a line break where blocks meet), or
+    /// one section's (`--section`).
+    Text {
+        /// The document's id (rv_…).
+        review: String,
+        /// Only this heading section's text (subsections included; `reviews outline` lists
+        /// the ids).
+        #[arg(long)]
+        section: Option<String>,
+    },
     /// Open the document's review screen in the browser (or print its address).
-    Open { review: String },
-    /// Upload an HTML file as a new document.
+    Open {
+        /// The document's id (rv_…).
+        review: String,
+    },
+    /// Upload an HTML file as a new document; prints its id and its review screen's address.
     Upload {
+        /// The HTML file.
         file: PathBuf,
+        /// The title [default: the file's name without its extension].
         #[arg(long)]
         title: Option<String>,
         /// A tag (repeat for more).
@@ -52,20 +77,36 @@ pub enum ReviewsCommand {
     },
     /// Upload an HTML file as the document's new version; comments follow their passages.
     AddVersion {
+        /// The document's id (rv_…).
         review: String,
+        /// The new version's HTML file.
         file: PathBuf,
+        /// The new version's label [default: v2, v3, … by count].
         #[arg(long)]
         label: Option<String>,
     },
     /// Replace the latest version's HTML (a correction, not a new version).
-    Replace { review: String, file: PathBuf },
+    Replace {
+        /// The document's id (rv_…).
+        review: String,
+        /// The corrected HTML file.
+        file: PathBuf,
+    },
     /// Rename a document.
-    Title { review: String, title: String },
+    Title {
+        /// The document's id (rv_…).
+        review: String,
+        /// The new title.
+        title: String,
+    },
     /// Show a document's tags, or change them: `--add`, `--remove`, or `--set` the whole list.
     Tags {
+        /// The document's id (rv_…).
         review: String,
+        /// Tags to add (repeat for more).
         #[arg(long = "add")]
         add: Vec<String>,
+        /// Tags to take away (repeat for more).
         #[arg(long = "remove")]
         remove: Vec<String>,
         /// The whole list, comma-separated (empty to clear).
@@ -74,12 +115,15 @@ pub enum ReviewsCommand {
     },
     /// Archive a document (hidden from lists unless asked), or `--undo`.
     Archive {
+        /// The document's id (rv_…).
         review: String,
+        /// Restore an archived document instead.
         #[arg(long)]
         undo: bool,
     },
     /// Delete a document with its versions and comments.
     Delete {
+        /// The document's id (rv_…).
         review: String,
         /// Do not ask first (needed when not at a terminal).
         #[arg(long)]
@@ -87,6 +131,7 @@ pub enum ReviewsCommand {
     },
     /// Show who may see a document, or change it: `--mode`, `--add EMAIL=ROLE`, `--remove EMAIL`.
     Share {
+        /// The document's id (rv_…).
         review: String,
         /// link (everyone in the organization) or restricted (only those listed).
         #[arg(long)]
@@ -99,7 +144,12 @@ pub enum ReviewsCommand {
         remove: Vec<String>,
     },
     /// Hand the document to another member, who becomes its owner.
-    Owner { review: String, email: String },
+    Owner {
+        /// The document's id (rv_…).
+        review: String,
+        /// The new owner's email.
+        email: String,
+    },
 }
 
 pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
@@ -117,16 +167,16 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
                 limit: Some(if all { PAGE } else { usize::from(limit) }),
                 ..ListQuery::default()
             };
-            let list = if all {
-                list_all(&client, query).await?
-            } else {
-                client.list_reviews(&query).await?
-            };
-            output.show(&list, |list| print_list(&list.reviews))
+            if all {
+                let (list, raw) = list_all(&client, query).await?;
+                return output.raw(&raw, || print_list(&list.reviews));
+            }
+            let list = client.list_reviews(&query).await?;
+            output.answer(&client, &list, |list| print_list(&list.reviews))
         }
         ReviewsCommand::Show { review } => {
             let review = client.review(&review, false).await?;
-            output.show(&review, |review| {
+            output.answer(&client, &review, |review| {
                 let versions: Vec<_> = review
                     .source
                     .versions
@@ -140,12 +190,28 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
                     println!("Tags:     {}", review.tags.join(", "));
                 }
                 println!("Comments: {}", review.comments.len());
-                print_comments(&review.comments);
+                if !review.comments.is_empty() {
+                    println!();
+                    print_comments(&review.comments);
+                }
             })
+        }
+        ReviewsCommand::Outline { review } => {
+            let context = client.dom_context(&review, None).await?;
+            output.answer(&client, &context, |context| {
+                print_outline(&context.sections);
+            })
+        }
+        ReviewsCommand::Text { review, section } => {
+            text(&client, &review, section.as_deref(), output).await
         }
         ReviewsCommand::Open { review } => {
             let review = client.review(&review, false).await?;
             let url = format!("{}/reviews/{}", client.base_url(), review.review_id);
+            if output.wants_json() {
+                let shown = json!({ "reviewId": review.review_id, "url": url });
+                return output.show(&shown, |_| {});
+            }
             if !open_in_browser(&url) {
                 println!("{url}");
             }
@@ -168,8 +234,9 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
             let review = client.import_html(&file, &fields).await;
             progress.finish_and_clear();
             let review = review?;
-            output.show(&review, |review| {
+            output.answer(&client, &review, |review| {
                 println!("Uploaded {} as {}.", review.title, review.review_id);
+                println!("{}/reviews/{}", client.base_url(), review.review_id);
             })
         }
         ReviewsCommand::AddVersion {
@@ -194,7 +261,9 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
             let review = client
                 .rename_review(&review, &TitleChange { title })
                 .await?;
-            output.show(&review, |review| println!("Renamed to {}.", review.title))
+            output.answer(&client, &review, |review| {
+                println!("Renamed to {}.", review.title);
+            })
         }
         ReviewsCommand::Tags {
             review,
@@ -206,7 +275,9 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
             let tags = match set {
                 Some(tags) => tags.into_iter().filter(|t| !t.is_empty()).collect(),
                 None if add.is_empty() && remove.is_empty() => {
-                    return output.show(&current.tags, |tags| println!("{}", tags.join(", ")));
+                    return output.answer(&client, &current.tags, |tags| {
+                        println!("{}", tags.join(", "));
+                    });
                 }
                 None => {
                     let mut tags = current.tags;
@@ -224,7 +295,9 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
                 archived: None,
             };
             let review = client.change_meta(&review, &change).await?;
-            output.show(&review.tags, |tags| println!("Tags: {}", tags.join(", ")))
+            output.answer(&client, &review.tags, |tags| {
+                println!("Tags: {}", tags.join(", "));
+            })
         }
         ReviewsCommand::Archive { review, undo } => {
             let change = MetaChange {
@@ -232,7 +305,7 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
                 archived: Some(!undo),
             };
             let review = client.change_meta(&review, &change).await?;
-            output.show(&review, |review| {
+            output.answer(&client, &review, |review| {
                 let done = if review.archived {
                     "Archived"
                 } else {
@@ -245,15 +318,14 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
             if !yes {
                 let shown = client.review(&review, false).await?;
                 confirm(&format!(
-                    "Delete “{}” with its {} versions and {} comments?",
+                    "Delete “{}” with its {} and {}?",
                     shown.title,
-                    shown.source.versions.len(),
-                    shown.comments.len()
+                    counted(shown.source.versions.len(), "version"),
+                    counted(shown.comments.len(), "comment")
                 ))?;
             }
-            client.delete_review(&review).await?;
-            let deleted = serde_json::json!({ "reviewId": review, "deleted": true });
-            output.show(&deleted, |_| println!("Deleted {review}."))
+            let deleted = client.delete_review(&review).await?;
+            output.answer(&client, &deleted, |_| println!("Deleted {review}."))
         }
         ReviewsCommand::Share {
             review,
@@ -265,20 +337,22 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
             let review = client
                 .transfer_owner(&review, &OwnerChange { email })
                 .await?;
-            output.show(&review, |review| {
+            output.answer(&client, &review, |review| {
                 println!("{} now owns {}.", review.owner.display_name, review.title);
             })
         }
     }
 }
 
-/// Every page of a listing, with a count on the terminal while it runs.
-async fn list_all(client: &Client, mut query: ListQuery) -> Result<ReviewList, Failure> {
+/// Every page of a listing, with a count on the terminal while it runs; also as JSON, the
+/// pages' documents as the server sent them in one answer of the same shape.
+async fn list_all(client: &Client, mut query: ListQuery) -> Result<(ReviewList, String), Failure> {
     let progress = spinner("Listing documents");
     let mut all = ReviewList {
         reviews: Vec::new(),
         next_cursor: None,
     };
+    let mut json: Vec<String> = Vec::new();
     loop {
         let page = client.list_reviews(&query).await;
         let page = match page {
@@ -288,6 +362,11 @@ async fn list_all(client: &Client, mut query: ListQuery) -> Result<ReviewList, F
                 return Err(error.into());
             }
         };
+        let answer: Option<Page> = client
+            .take_answer()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+        let reviews = answer.into_iter().flat_map(|page| page.reviews);
+        json.extend(reviews.map(|raw| raw.get().to_string()));
         all.reviews.extend(page.reviews);
         progress.set_message(format!("Listing documents: {}", all.reviews.len()));
         match page.next_cursor {
@@ -296,7 +375,72 @@ async fn list_all(client: &Client, mut query: ListQuery) -> Result<ReviewList, F
         }
     }
     progress.finish_and_clear();
-    Ok(all)
+    let raw = format!(r#"{{"reviews":[{}],"nextCursor":null}}"#, json.join(","));
+    Ok((all, raw))
+}
+
+/// A page of `GET /api/reviews`, its documents as the server sent them.
+#[derive(serde::Deserialize)]
+struct Page {
+    reviews: Vec<Box<serde_json::value::RawValue>>,
+}
+
+/// Sections indented by level, each with its id.
+fn print_outline(sections: &[Section]) {
+    if sections.is_empty() {
+        println!("No headings: comment on a --quote, or on the whole document.");
+    }
+    let width = sections
+        .iter()
+        .map(|s| s.id.chars().count())
+        .max()
+        .unwrap_or(0);
+    for section in sections {
+        let indent = "  ".repeat(usize::from(section.level.saturating_sub(1)));
+        anstream::println!(
+            "{}  {indent}{}",
+            paint(DIM, format!("{:<width$}", section.id)),
+            section.text
+        );
+    }
+}
+
+/// `reviews text`: the latest version's text (or a section's), read from its HTML with the
+/// extraction the server anchors with, so a passage copied from it is a quote that anchors.
+async fn text(client: &Client, review: &str, section: Option<&str>, output: &Output) -> Outcome {
+    let context = client.dom_context(review, None).await?;
+    let html = client.bundle(review, &context.version_id).await?;
+    let extracted = docreview_text::extract(&html);
+    let text = docreview_text::IndexedText::new(extracted.text);
+    let (start, end) = match section {
+        None => (0, text.char_len()),
+        Some(id) => {
+            let found = context
+                .sections
+                .iter()
+                .find(|s| s.id == id)
+                .ok_or_else(|| {
+                    Failure::new(
+                        6,
+                        format!(
+                            "no section `{id}` in the latest version of {review}; \
+                         `docreview reviews outline {review}` lists them"
+                        ),
+                    )
+                })?;
+            (found.start, found.end)
+        }
+    };
+    let readable = docreview_text::readable(&text, &extracted.block_breaks, start, end);
+    let shown = json!({
+        "reviewId": context.review_id,
+        "versionId": context.version_id,
+        "sectionId": section,
+        "start": start.min(text.char_len()),
+        "end": end.min(text.char_len()),
+        "text": readable,
+    });
+    output.show(&shown, |_| println!("{}", readable.trim_end()))
 }
 
 fn print_list(reviews: &[ReviewSummaryView]) {
@@ -333,7 +477,7 @@ async fn upload_version(
     let review = client.import_version(review, &file, &upload).await;
     progress.finish_and_clear();
     let review: ReviewView = review?;
-    output.show(&review, |review| {
+    output.answer(client, &review, |review| {
         let latest = review
             .source
             .versions
@@ -391,7 +535,7 @@ async fn share(
         };
         client.change_sharing(review, &change).await?
     };
-    output.show(&sharing, |sharing| {
+    output.answer(client, &sharing, |sharing| {
         println!("Mode: {}", sharing.mode);
         for entry in &sharing.allowed_users {
             println!("  {}  {}", entry.email, entry.role);
@@ -400,8 +544,9 @@ async fn share(
 }
 
 fn html_file(path: &Path) -> Result<HtmlFile, Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|error| Failure::error(format!("reading {}: {error}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|error| {
+        Failure::error(format!("reading {}: {}", path.display(), io_reason(&error)))
+    })?;
     let name = path.file_name().map_or_else(
         || "document.html".to_string(),
         |n| n.to_string_lossy().into_owned(),

@@ -10,12 +10,17 @@ use super::{Outcome, Output, signed_in_client};
 pub enum SearchCommand {
     /// Comments and replies that contain the words.
     Comments {
+        /// The words (each a prefix; "…" for a phrase).
         words: String,
+        /// Only in this document (rv_…).
         #[arg(long)]
         review: Option<String>,
     },
     /// Documents whose title or text contains the words.
-    Docs { words: String },
+    Docs {
+        /// The words (each a prefix; "…" for a phrase).
+        words: String,
+    },
 }
 
 pub async fn search(command: SearchCommand, output: &Output) -> Outcome {
@@ -28,7 +33,7 @@ pub async fn search(command: SearchCommand, output: &Output) -> Outcome {
                 ..CommentSearchQuery::default()
             };
             let found = client.search_comments(&query).await?;
-            output.show(&found, |found| {
+            output.answer(&client, &found, |found| {
                 for hit in &found.results {
                     anstream::println!(
                         "{} {}  [{}] {}: {}",
@@ -47,7 +52,7 @@ pub async fn search(command: SearchCommand, output: &Output) -> Outcome {
                 ..DocSearchQuery::default()
             };
             let found = client.search_docs(&query).await?;
-            output.show(&found, |found| {
+            output.answer(&client, &found, |found| {
                 for hit in &found.results {
                     anstream::println!(
                         "{}  {}: {}",

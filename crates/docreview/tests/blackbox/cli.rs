@@ -46,17 +46,11 @@ fn query_value(url: &str, name: &str) -> String {
         .unwrap_or_default()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
-    let server = Server::start();
-    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
-    let session = server.sign_in("ada@example.com", PASSWORD).await;
-    let config = tempfile::tempdir().expect("config dir");
-
-    // `auth login`: the CLI prints the approval link, the person approves in the browser and
-    // pastes the code back.
-    let mut login = cli(config.path())
-        .args(["auth", "login", "--base-url", &server.base, "--no-browser"])
+/// `auth login` with its default scopes as a person does it: the CLI prints the approval link,
+/// the person approves it in the browser (`session`) and pastes the code back.
+async fn browser_login(config: &Path, base: &str, session: &support::Client) -> Output {
+    let mut login = cli(config)
+        .args(["auth", "login", "--base-url", base, "--no-browser"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -75,12 +69,9 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
             url = line[at..].trim().to_string();
         }
     }
-    assert!(
-        url.starts_with(&format!("{}/cli-login?", server.base)),
-        "{url}"
-    );
+    assert!(url.starts_with(&format!("{base}/cli-login?")), "{url}");
     let code = support::approve_cli_login(
-        &session,
+        session,
         &query_value(&url, "challenge"),
         &query_value(&url, "name"),
         &query_value(&url, "scopes"),
@@ -89,7 +80,19 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
     let mut stdin = login.stdin.take().expect("stdin");
     writeln!(stdin, "{code}").expect("paste the code");
     drop(stdin);
-    let done = login.wait_with_output().expect("login ends");
+    login.wait_with_output().expect("login ends")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let config = tempfile::tempdir().expect("config dir");
+
+    // `auth login`: the CLI prints the approval link, the person approves in the browser and
+    // pastes the code back.
+    let done = browser_login(config.path(), &server.base, &session).await;
     assert!(done.status.success(), "login failed");
     let said = String::from_utf8_lossy(&done.stdout);
     assert!(
@@ -114,7 +117,7 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
     let status = run(config.path(), &["auth", "status"]);
     let shown = String::from_utf8_lossy(&status.stdout);
     assert!(
-        status.status.success() && shown.contains("docs, comments"),
+        status.status.success() && shown.contains("docs, access, comments"),
         "{shown}"
     );
 
@@ -132,7 +135,10 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
             "--json",
         ],
     ));
-    let id = uploaded["reviewId"].as_str().expect("an id").to_string();
+    let id = uploaded["review"]["reviewId"]
+        .as_str()
+        .expect("an id")
+        .to_string();
     let added = json_of(&run(
         config.path(),
         &[
@@ -182,7 +188,7 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
         config.path(),
         &["runs", "start", &id, "--title", "Pass", "--json"],
     ));
-    let run_id = started["id"].as_str().expect("a run").to_string();
+    let run_id = started["run"]["id"].as_str().expect("a run").to_string();
     let draft = json_of(&run(
         config.path(),
         &[
@@ -210,7 +216,7 @@ async fn a_new_user_signs_in_from_the_terminal_and_reviews_a_document() {
             "--json",
         ],
     ));
-    assert_eq!(finished["status"], "completed");
+    assert_eq!(finished["run"]["status"], "completed");
     let bad_status = run(
         config.path(),
         &["runs", "finish", &id, &run_id, "--status", "running"],
@@ -356,7 +362,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "--title",
         "Plan",
         "--jq",
-        ".reviewId",
+        ".review.reviewId",
     ]));
     assert!(id.starts_with("rv_"), "{id}");
     assert_eq!(
@@ -369,12 +375,19 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("jq"));
     assert_eq!(
-        text_of(&cmd(&["reviews", "show", &id, "--jq", ".title"])),
+        text_of(&cmd(&["reviews", "show", &id, "--jq", ".review.title"])),
         "Plan"
     );
 
     assert_eq!(
-        text_of(&cmd(&["reviews", "title", &id, "Plan B", "--jq", ".title"])),
+        text_of(&cmd(&[
+            "reviews",
+            "title",
+            &id,
+            "Plan B",
+            "--jq",
+            ".review.title"
+        ])),
         "Plan B"
     );
     let tags = [
@@ -386,7 +399,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "--add",
         "beta",
         "--jq",
-        "join(\",\")",
+        ".review.tags | join(\",\")",
     ];
     assert_eq!(text_of(&cmd(&tags)), "alpha,beta");
     let tags = [
@@ -396,11 +409,19 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "--remove",
         "alpha",
         "--jq",
-        "join(\",\")",
+        ".review.tags | join(\",\")",
     ];
     assert_eq!(text_of(&cmd(&tags)), "beta");
     assert_eq!(text_of(&cmd(&["reviews", "tags", &id])), "beta");
-    let cleared = ["reviews", "tags", &id, "--set", "", "--jq", "length"];
+    let cleared = [
+        "reviews",
+        "tags",
+        &id,
+        "--set",
+        "",
+        "--jq",
+        ".review.tags | length",
+    ];
     assert_eq!(text_of(&cmd(&cleared)), "0");
     let set = [
         "reviews",
@@ -409,13 +430,13 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "--set",
         "beta,gamma",
         "--jq",
-        "join(\",\")",
+        ".review.tags | join(\",\")",
     ];
     assert_eq!(text_of(&cmd(&set)), "beta,gamma");
     // Without a browser (no terminal here), `open` prints the review screen's address.
     let opened = text_of(&cmd(&["reviews", "open", &id]));
     assert_eq!(opened, format!("{}/reviews/{id}", server.base));
-    let versions = ".source.versions | length";
+    let versions = ".review.source.versions | length";
     let added = [
         "reviews",
         "add-version",
@@ -432,10 +453,23 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "2"
     );
     assert_eq!(
-        text_of(&cmd(&["reviews", "archive", &id, "--jq", ".archived"])),
+        text_of(&cmd(&[
+            "reviews",
+            "archive",
+            &id,
+            "--jq",
+            ".review.archived"
+        ])),
         "true"
     );
-    let restored = ["reviews", "archive", &id, "--undo", "--jq", ".archived"];
+    let restored = [
+        "reviews",
+        "archive",
+        &id,
+        "--undo",
+        "--jq",
+        ".review.archived",
+    ];
     assert_eq!(text_of(&cmd(&restored)), "false");
 
     // Comments: add, edit, move, take back.
@@ -480,9 +514,10 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "Hi",
     ]);
     assert_eq!(lost.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&lost.stderr);
     assert!(
-        String::from_utf8_lossy(&lost.stderr).contains("reviews show"),
-        "says what to do"
+        said.contains("reviews text") || said.contains("--at"),
+        "says what to do: {said}"
     );
     let cancelled = cmd(&["comments", "cancel", &id, &comment, "--json"]);
     assert!(json_of(&cancelled)["commentsRevision"].is_i64());
@@ -522,7 +557,14 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         text_of(&cmd(&["projects", "list", "--jq", ".projects[].code"])),
         "ACME"
     );
-    let linked = ["projects", "link", "ACME", &id, "--jq", "._project.code"];
+    let linked = [
+        "projects",
+        "link",
+        "ACME",
+        &id,
+        "--jq",
+        ".review._project.code",
+    ];
     assert_eq!(text_of(&cmd(&linked)), "ACME");
     let roles = [
         "projects",
@@ -533,7 +575,14 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
     ];
     let roles = [&roles[..], &["--jq", ".roles[] | .email + \" \" + .role"]].concat();
     assert_eq!(text_of(&cmd(&roles)), "bob@example.com viewer");
-    let unlinked = ["projects", "unlink", "ACME", &id, "--jq", "._project"];
+    let unlinked = [
+        "projects",
+        "unlink",
+        "ACME",
+        &id,
+        "--jq",
+        ".review._project",
+    ];
     assert_eq!(text_of(&cmd(&unlinked)), "null");
 
     // The organization.
@@ -546,7 +595,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
             "add",
             "bob@example.com",
             "--jq",
-            ".isAdmin"
+            ".admin.isAdmin"
         ])),
         "true"
     );
@@ -559,7 +608,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "suspend",
         "bob@example.com",
         "--jq",
-        ".status",
+        ".member.status",
     ];
     assert_eq!(text_of(&cmd(&suspended)), "suspended");
     let active = [
@@ -568,7 +617,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         "reactivate",
         "bob@example.com",
         "--jq",
-        ".status",
+        ".member.status",
     ];
     assert_eq!(text_of(&cmd(&active)), "active");
 
@@ -580,7 +629,7 @@ async fn every_operation_group_works_from_the_terminal_with_jq() {
         &id,
         "bob@example.com",
         "--jq",
-        ".owner.displayName",
+        ".review.owner.displayName",
     ];
     assert_eq!(text_of(&cmd(&owner)), "Bob");
     let unasked = cmd(&["reviews", "delete", &id]);
@@ -752,4 +801,1039 @@ async fn the_credentials_folder_is_private_whatever_the_umask() {
     );
     let listed = json_of(&run(config.path(), &["reviews", "list", "--json"]));
     assert_eq!(listed["reviews"], serde_json::json!([]));
+}
+
+/// The client against `server` as `token`, with `input` on standard input.
+fn with_input(config: &Path, server: &Server, token: &str, args: &[&str], input: Stdio) -> Output {
+    cli(config)
+        .env("DOCREVIEW_URL", &server.base)
+        .env("DOCREVIEW_TOKEN", token)
+        .args(args)
+        .stdin(input)
+        .output()
+        .expect("run the CLI")
+}
+
+/// Standard input that holds `text`.
+fn input_of(dir: &Path, name: &str, text: &[u8]) -> Stdio {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write the input");
+    Stdio::from(std::fs::File::open(&path).expect("open the input"))
+}
+
+/// A failed command: its exit code, and its standard error, which must say `says`.
+#[track_caller]
+fn refused(output: &Output, code: i32, says: &[&str]) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    for words in says {
+        assert!(stderr.contains(words), "`{words}` missing from: {stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+/// JSON text without the white space outside its strings.
+fn compact(json: &str) -> String {
+    let mut out = String::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if !c.is_whitespace() {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn json_is_the_apis_answer_unchanged() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "docs,access,comments");
+    let api = server.client(Some(&token));
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("plan.html");
+    std::fs::write(&file, SAMPLE_HTML).expect("write");
+    let cmd = |args: &[&str]| json_of(&as_user(dir.path(), &server, &token, args));
+
+    // Writes: the answer is the API's body (`{ review }`, `{ run }`, `{ comment, … }`), and what
+    // it holds is what a read through the API shows next.
+    let uploaded = cmd(&["reviews", "upload", file.to_str().expect("path"), "--json"]);
+    let id = uploaded["review"]["reviewId"]
+        .as_str()
+        .expect("{ review } as the API answers")
+        .to_string();
+    let read = api.get(&format!("/api/reviews/{id}")).await;
+    assert_eq!(
+        uploaded["review"]["source"],
+        read.expect(200)["review"]["source"]
+    );
+    let started = cmd(&["runs", "start", &id, "--title", "Pass", "--json"]);
+    let run_id = started["run"]["id"]
+        .as_str()
+        .expect("`.run.id`")
+        .to_string();
+    let written = cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--quote",
+        "lazy dog",
+        "--body",
+        "Which dog?",
+        "--json",
+    ]);
+    assert!(written["commentsRevision"].is_i64(), "{written}");
+    let read = api.get(&format!("/api/reviews/{id}")).await;
+    let review = &read.expect(200)["review"];
+    assert_eq!(review["aiReviewRuns"][0], started["run"]);
+    assert_eq!(review["comments"][0], written["comment"]);
+
+    // Reads: the same JSON as the same request to the API, field for field.
+    let pairs: Vec<(Vec<&str>, String)> = vec![
+        (vec!["reviews", "show", &id], format!("/api/reviews/{id}")),
+        (vec!["reviews", "list"], "/api/reviews?limit=50".to_string()),
+        (
+            vec!["reviews", "outline", &id],
+            format!("/api/reviews/{id}/dom-context"),
+        ),
+        (
+            vec!["reviews", "share", &id],
+            format!("/api/reviews/{id}/access"),
+        ),
+        (
+            vec!["search", "comments", "dog"],
+            "/api/search/comments?q=dog".to_string(),
+        ),
+        (
+            vec!["search", "docs", "fox"],
+            "/api/search/docs?q=fox".to_string(),
+        ),
+    ];
+    for (args, path) in pairs {
+        let output = as_user(
+            dir.path(),
+            &server,
+            &token,
+            &[&args[..], &["--json"]].concat(),
+        );
+        let shown = json_of(&output);
+        let answered = api.get(&path).await;
+        assert_eq!(&shown, answered.expect(200), "{args:?} against {path}");
+        // Byte for byte but white space: keys in the server's order, numbers as it spelled them.
+        assert_eq!(
+            compact(&String::from_utf8_lossy(&output.stdout)),
+            answered.text,
+            "{args:?}"
+        );
+    }
+    // The lists are the arrays of the document's answer, every field kept.
+    let comments = cmd(&["comments", "list", &id, "--json"]);
+    let runs = cmd(&["runs", "list", &id, "--json"]);
+    let read = api.get(&format!("/api/reviews/{id}")).await;
+    let review = &read.expect(200)["review"];
+    assert_eq!(comments, review["comments"]);
+    assert_eq!(runs, review["aiReviewRuns"]);
+
+    // Finishing: `{ run }` again, and deletion answers as the API does.
+    let cancelled = cmd(&["runs", "cancel", &id, &run_id, "--json"]);
+    assert_eq!(cancelled["run"]["status"], "cancelled");
+    let deleted = cmd(&["reviews", "delete", &id, "--yes", "--json"]);
+    assert!(deleted.is_object(), "{deleted}");
+    api.get(&format!("/api/reviews/{id}"))
+        .await
+        .expect_error(404, "not_found");
+
+    // The help says so.
+    let help = text_of(&as_user(
+        dir.path(),
+        &server,
+        &token,
+        &["runs", "start", "--help"],
+    ));
+    assert!(help.contains("answer unchanged"), "{help}");
+}
+
+#[tokio::test]
+async fn the_text_the_outline_and_quotes_that_recover() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "docs,comments");
+    let api = server.client(Some(&token));
+    let dir = tempfile::tempdir().expect("dir");
+    let cmd = |args: &[&str]| as_user(dir.path(), &server, &token, args);
+    let html = "<h1 id=\"plan\">Plan</h1><p>The backlog has grown since spring.</p>\
+        <h2 id=\"risks\">Risks</h2><p>The backlog is a risk.</p><p>Staff is short.</p>";
+    let id = api.upload("Plan", html).await.review_id;
+
+    // The outline: each section's id (what --section takes) and heading, indented by level.
+    let outline = text_of(&cmd(&["reviews", "outline", &id]));
+    let lines: Vec<&str> = outline.lines().collect();
+    assert_eq!(lines.len(), 2, "{outline}");
+    assert!(
+        lines[0].starts_with("plan") && lines[0].ends_with("Plan"),
+        "{outline}"
+    );
+    assert!(
+        lines[1].starts_with("risks") && lines[1].ends_with("  Risks"),
+        "{outline}"
+    );
+
+    // The text as a reader sees it: blocks on their own lines (the HTML has no white space
+    // between them), every other character the document's own.
+    let text = text_of(&cmd(&["reviews", "text", &id]));
+    assert_eq!(
+        text,
+        "Plan\nThe backlog has grown since spring.\nRisks\nThe backlog is a risk.\nStaff is short."
+    );
+    let section = text_of(&cmd(&["reviews", "text", &id, "--section", "risks"]));
+    assert_eq!(section, "Risks\nThe backlog is a risk.\nStaff is short.");
+    let json = json_of(&cmd(&[
+        "reviews",
+        "text",
+        &id,
+        "--section",
+        "risks",
+        "--json",
+    ]));
+    assert_eq!(json["sectionId"], "risks");
+    assert_eq!(json["reviewId"], id.as_str());
+    assert!(json["start"].as_u64() < json["end"].as_u64(), "{json}");
+
+    // Unknown sections and documents are not found (6), and say where to look.
+    refused(
+        &cmd(&["reviews", "text", &id, "--section", "nope"]),
+        6,
+        &["nope", "reviews outline"],
+    );
+    refused(&cmd(&["reviews", "text", "rv_nope"]), 6, &["not found"]);
+    refused(&cmd(&["reviews", "outline", "rv_nope"]), 6, &["not found"]);
+    refused(&cmd(&["reviews", "text", "../../etc"]), 6, &["not found"]);
+
+    // A quote that is not in the text: the passages it may mean, whole words, each with the
+    // flags that send it back; sent back, it anchors exactly there.
+    let missed = cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--quote",
+        "backlog has grwn",
+        "--body",
+        "When?",
+    ]);
+    let said = refused(
+        &missed,
+        1,
+        &["“backlog has grown”", "in section plan", "--at"],
+    );
+    let at = said
+        .split("--at ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("an offset")
+        .to_string();
+    assert!(said.contains("--quote 'backlog has grown'"), "{said}");
+    let written = json_of(&cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--quote",
+        "backlog has grown",
+        "--at",
+        &at,
+        "--body",
+        "When?",
+        "--json",
+    ]));
+    let anchor = &written["comment"]["anchor"];
+    assert_eq!(anchor["state"], "exact");
+    assert_eq!(anchor["position"]["start"].to_string(), at);
+
+    // --section narrows a quote: the second "backlog", and a refusal that names where it is.
+    let narrowed = json_of(&cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--quote",
+        "backlog",
+        "--section",
+        "risks",
+        "--body",
+        "Which?",
+        "--json",
+    ]));
+    assert_eq!(narrowed["comment"]["anchor"]["sectionId"], "risks");
+    assert!(narrowed.get("quoteMatches").is_none(), "{narrowed}");
+    let elsewhere = cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--quote",
+        "since spring",
+        "--section",
+        "risks",
+        "--body",
+        "x",
+    ]);
+    refused(
+        &elsewhere,
+        1,
+        &["not in section `risks`", "in section plan"],
+    );
+    // Nothing close at all: where to read the text.
+    let nothing = cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--quote",
+        "zzxq qqzx",
+        "--body",
+        "x",
+    ]);
+    refused(&nothing, 1, &["reviews text", "reviews outline"]);
+    // --at without a quote is a usage error.
+    refused(
+        &cmd(&["comments", "add", &id, "--at", "3", "--body", "x"]),
+        2,
+        &["--quote"],
+    );
+}
+
+#[tokio::test]
+async fn runs_list_and_cancel_comment_filters_and_counts() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada Lovelace", &[]);
+    server.create_user("bob@example.com", "Bob", &[]);
+    let ada = server.issue_token("ada@example.com", "docs,comments");
+    let bob = server.issue_token("bob@example.com", "comments");
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("plan.html");
+    std::fs::write(&file, SAMPLE_HTML).expect("write");
+    let cmd = |args: &[&str]| as_user(dir.path(), &server, &ada, args);
+
+    // Upload prints the id and the review screen's address.
+    let uploaded = text_of(&cmd(&["reviews", "upload", file.to_str().expect("path")]));
+    let id = uploaded
+        .split_whitespace()
+        .find(|word| word.starts_with("rv_"))
+        .expect("the id")
+        .trim_end_matches('.')
+        .to_string();
+    assert!(
+        uploaded.contains(&format!("{}/reviews/{id}", server.base)),
+        "{uploaded}"
+    );
+
+    // Runs: none, then two, one cancelled.
+    assert!(text_of(&cmd(&["runs", "list", &id])).contains("No runs"));
+    let first = text_of(&cmd(&[
+        "runs", "start", &id, "--title", "Style", "--jq", ".run.id",
+    ]));
+    let second = text_of(&cmd(&["runs", "start", &id, "--jq", ".run.id"]));
+    let cancelled = text_of(&cmd(&["runs", "cancel", &id, &second]));
+    assert_eq!(cancelled, format!("Run {second} cancelled."));
+    let listed = text_of(&cmd(&["runs", "list", &id]));
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(
+        lines[0].contains(&first) && lines[0].contains("[running] Style, 0 comments"),
+        "{listed}"
+    );
+    assert!(
+        lines[1].contains(&second) && lines[1].contains("[cancelled]"),
+        "{listed}"
+    );
+    // A run that is over cannot be cancelled (409: 5); unknown runs and documents are 6.
+    refused(&cmd(&["runs", "cancel", &id, &second]), 5, &["running"]);
+    refused(
+        &cmd(&["runs", "cancel", &id, "run_nope"]),
+        6,
+        &["not found"],
+    );
+    refused(&cmd(&["runs", "list", "rv_nope"]), 6, &["not found"]);
+    // One comment in the first run, completed: "1 comment".
+    text_of(&cmd(&[
+        "runs",
+        "comment",
+        &id,
+        &first,
+        "--quote",
+        "lazy dog",
+        "--body",
+        "Which dog?",
+    ]));
+    let finished = text_of(&cmd(&["runs", "finish", &id, &first, "--summary", "One."]));
+    assert_eq!(finished, format!("Run {first} completed with 1 comment."));
+    assert!(text_of(&cmd(&["runs", "list", &id])).contains("[completed] Style, 1 comment: One."));
+
+    // Comments by two people, in two categories, one resolved.
+    let ada_revise = text_of(&cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--quote",
+        "quick brown fox",
+        "--body",
+        "Fox?",
+        "--category",
+        "revise",
+        "--jq",
+        ".comment.id",
+    ]));
+    text_of(&cmd(&["comments", "resolve", &id, &ada_revise]));
+    text_of(&as_user(
+        dir.path(),
+        &server,
+        &bob,
+        &[
+            "comments",
+            "add",
+            &id,
+            "--section",
+            "details",
+            "--body",
+            "More?",
+            "--category",
+            "consult",
+        ],
+    ));
+    let count = |filters: &[&str]| {
+        let args = [&["comments", "list", &id][..], filters, &["--jq", "length"]].concat();
+        text_of(&cmd(&args))
+    };
+    assert_eq!(count(&[]), "3");
+    assert_eq!(count(&["--status", "open"]), "2");
+    assert_eq!(count(&["--status", "closed"]), "1");
+    assert_eq!(count(&["--category", "consult"]), "1");
+    assert_eq!(count(&["--author", "me"]), "2");
+    assert_eq!(count(&["--author", "bob"]), "1");
+    assert_eq!(
+        count(&["--author", "ada lovelace", "--status", "open"]),
+        "1"
+    );
+    assert_eq!(count(&["--assignee", "me"]), "0", "nobody is assigned");
+    refused(
+        &cmd(&["comments", "list", &id, "--status", "done"]),
+        2,
+        &["open", "closed"],
+    );
+    refused(
+        &cmd(&["comments", "list", &id, "--category", "nit"]),
+        2,
+        &["needs_review"],
+    );
+    refused(&cmd(&["comments", "list", "rv_nope"]), 6, &["not found"]);
+
+    // Text for people: a count first ("1 comment"), no blank first line, a blank line between.
+    let one = text_of(&cmd(&["comments", "list", &id, "--author", "bob"]));
+    assert!(one.starts_with("1 comment\n\ncm_"), "{one}");
+    let raw = String::from_utf8_lossy(&cmd(&["comments", "list", &id]).stdout).to_string();
+    assert!(raw.starts_with("3 comments\n\ncm_"), "{raw}");
+    assert_eq!(raw.matches("\n\ncm_").count(), 3, "{raw}");
+    let none = text_of(&cmd(&["comments", "list", &id, "--category", "delete"]));
+    assert_eq!(none, "No comments match.");
+    let shown = String::from_utf8_lossy(&cmd(&["reviews", "show", &id]).stdout).to_string();
+    assert!(
+        !shown.starts_with('\n') && shown.contains("Comments: 3\n\ncm_"),
+        "{shown}"
+    );
+}
+
+#[tokio::test]
+async fn bodies_from_standard_input_and_files_and_every_way_they_fail() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "docs,comments");
+    let api = server.client(Some(&token));
+    let id = api.upload("Plan", SAMPLE_HTML).await.review_id;
+    let dir = tempfile::tempdir().expect("dir");
+    let run = |args: &[&str], input: Stdio| with_input(dir.path(), &server, &token, args, input);
+
+    // `--body -`: standard input, its last line break dropped, Markdown kept as written.
+    let text = "Two points:\n\n- the fox\n- the dog\n";
+    let added = json_of(&run(
+        &[
+            "comments", "add", &id, "--quote", "lazy dog", "--body", "-", "--json",
+        ],
+        input_of(dir.path(), "body.md", text.as_bytes()),
+    ));
+    assert_eq!(
+        added["comment"]["body"],
+        "Two points:\n\n- the fox\n- the dog"
+    );
+    let comment = added["comment"]["id"].as_str().expect("id").to_string();
+    // `--body-file`, for a reply and an edit.
+    let reply = dir.path().join("reply.md");
+    std::fs::write(&reply, "From a *file*.\n").expect("write");
+    let reply = reply.to_str().expect("path");
+    let replied = json_of(&run(
+        &[
+            "comments",
+            "reply",
+            &id,
+            &comment,
+            "--body-file",
+            reply,
+            "--json",
+        ],
+        Stdio::null(),
+    ));
+    assert_eq!(replied["message"]["body"], "From a *file*.");
+    let edited = json_of(&run(
+        &["comments", "edit", &id, &comment, "--body", "-", "--json"],
+        input_of(dir.path(), "edit.md", "Edited.".as_bytes()),
+    ));
+    assert_eq!(edited["comment"]["body"], "Edited.");
+    // A body may start with a dash.
+    let dashed = json_of(&run(
+        &["comments", "add", &id, "--body", "- one item", "--json"],
+        Stdio::null(),
+    ));
+    assert_eq!(dashed["comment"]["body"], "- one item");
+
+    // Refusals, each before anything is sent.
+    let before =
+        api.get(&format!("/api/reviews/{id}")).await.expect(200)["review"]["commentsRevision"]
+            .clone();
+    let missing = dir.path().join("nope.md");
+    let missing = missing.to_str().expect("path");
+    refused(
+        &run(
+            &["comments", "add", &id, "--body-file", missing],
+            Stdio::null(),
+        ),
+        1,
+        &["nope.md", "No such file or directory"],
+    );
+    refused(
+        &run(
+            &[
+                "comments",
+                "reply",
+                &id,
+                &comment,
+                "--body-file",
+                dir.path().to_str().expect("dir"),
+            ],
+            Stdio::null(),
+        ),
+        1,
+        &["Is a directory"],
+    );
+    refused(
+        &run(
+            &["comments", "add", &id, "--body-file", missing],
+            Stdio::null(),
+        ),
+        1,
+        &["No such file"],
+    );
+    refused(
+        &run(&["comments", "add", &id, "--body", "-"], Stdio::null()),
+        1,
+        &["standard input is empty"],
+    );
+    refused(
+        &run(
+            &["comments", "add", &id, "--body", "-"],
+            input_of(dir.path(), "blank", b"\n \n"),
+        ),
+        1,
+        &["standard input is empty"],
+    );
+    let directory = Stdio::from(std::fs::File::open(dir.path()).expect("open the directory"));
+    refused(
+        &run(&["comments", "add", &id, "--body", "-"], directory),
+        1,
+        &[
+            "could not read the text from standard input",
+            "Is a directory",
+        ],
+    );
+    refused(
+        &run(
+            &["comments", "add", &id, "--body", "-"],
+            input_of(dir.path(), "latin1", b"caf\xe9\n"),
+        ),
+        1,
+        &["not UTF-8"],
+    );
+    let blank = dir.path().join("blank.md");
+    std::fs::write(&blank, "").expect("write");
+    refused(
+        &run(
+            &[
+                "comments",
+                "add",
+                &id,
+                "--body-file",
+                blank.to_str().expect("path"),
+            ],
+            Stdio::null(),
+        ),
+        1,
+        &["is empty"],
+    );
+    refused(
+        &run(
+            &["comments", "add", &id, "--body", "x", "--body-file", reply],
+            Stdio::null(),
+        ),
+        2,
+        &["--body-file"],
+    );
+    refused(
+        &run(&["comments", "reply", &id, &comment], Stdio::null()),
+        2,
+        &["--body"],
+    );
+    // The category is checked before standard input is read.
+    refused(
+        &run(
+            &["comments", "add", &id, "--body", "-", "--category", "nit"],
+            Stdio::null(),
+        ),
+        2,
+        &["needs_review"],
+    );
+    let after =
+        api.get(&format!("/api/reviews/{id}")).await.expect(200)["review"]["commentsRevision"]
+            .clone();
+    assert_eq!(before, after, "nothing was written");
+
+    // Bad ids: not found (6), from standard input too.
+    refused(
+        &run(
+            &["comments", "add", "rv_nope", "--body", "-"],
+            input_of(dir.path(), "x", b"x"),
+        ),
+        6,
+        &["not found"],
+    );
+    refused(
+        &run(
+            &["comments", "reply", &id, "cm_nope", "--body-file", reply],
+            Stdio::null(),
+        ),
+        6,
+        &["not found"],
+    );
+}
+
+#[tokio::test]
+async fn login_refusals_read_well() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let config = tempfile::tempdir().expect("config dir");
+    let login = |args: &[&str], input: Stdio| {
+        cli(config.path())
+            .args([&["auth", "login", "--base-url", &server.base][..], args].concat())
+            .stdin(input)
+            .output()
+            .expect("run")
+    };
+    // Standard input closes before the code is pasted (a script, or Ctrl-D).
+    let closed = refused(
+        &login(&["--no-browser"], Stdio::null()),
+        1,
+        &[
+            "standard input closed before the code was given",
+            "--with-token",
+        ],
+    );
+    assert!(
+        closed.contains("/cli-login?"),
+        "the link was shown first: {closed}"
+    );
+    refused(
+        &login(&["--with-token"], Stdio::null()),
+        1,
+        &[
+            "standard input closed before the token was given",
+            "--with-token",
+        ],
+    );
+    refused(
+        &login(&["--with-token"], input_of(config.path(), "blank", b"\n")),
+        1,
+        &["the token was empty"],
+    );
+    let directory = Stdio::from(std::fs::File::open(config.path()).expect("open the directory"));
+    refused(
+        &login(&["--with-token"], directory),
+        1,
+        &[
+            "could not read the token from standard input",
+            "Is a directory",
+        ],
+    );
+    // A wrong code and a wrong token are refused by the server, and nothing is saved.
+    refused(
+        &login(
+            &["--no-browser"],
+            input_of(config.path(), "code", b"AAAAA-BBBBB\n"),
+        ),
+        1,
+        &["invalid_request"],
+    );
+    refused(
+        &login(
+            &["--with-token"],
+            input_of(config.path(), "token", b"drp_not_a_token\n"),
+        ),
+        4,
+        &["auth login"],
+    );
+    assert!(!config.path().join("docreview/hosts.toml").exists());
+    // Unknown scopes are a usage error, before any link is made.
+    let unknown = refused(
+        &login(&["--scopes", "docs,admin"], Stdio::null()),
+        2,
+        &["admin"],
+    );
+    assert!(
+        unknown.contains("access"),
+        "the scopes there are: {unknown}"
+    );
+    assert!(!unknown.contains("cli-login"), "{unknown}");
+}
+
+#[tokio::test]
+async fn refused_scopes_say_which_to_ask_for() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    server.create_user("bob@example.com", "Bob", &[]);
+    let comments_only = server.issue_token("ada@example.com", "comments");
+    let defaults = server.issue_token("ada@example.com", "docs,access,comments");
+    let id = server
+        .client(Some(&defaults))
+        .upload("Plan", SAMPLE_HTML)
+        .await
+        .review_id;
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("plan.html");
+    std::fs::write(&file, SAMPLE_HTML).expect("write");
+
+    let share = ["reviews", "share", &id, "--mode", "restricted"];
+    refused(
+        &as_user(dir.path(), &server, &comments_only, &share),
+        1,
+        &[
+            "insufficient_scope",
+            "`access`",
+            "docreview auth login --scopes docs,access,comments`",
+        ],
+    );
+    let upload = ["reviews", "upload", file.to_str().expect("path")];
+    refused(
+        &as_user(dir.path(), &server, &comments_only, &upload),
+        1,
+        &["`docs`", "--scopes docs,access,comments`"],
+    );
+    // What the default scopes lack (org) is named with them.
+    let admins = ["org", "admins", "add", "bob@example.com"];
+    refused(
+        &as_user(dir.path(), &server, &defaults, &admins),
+        1,
+        &["--scopes docs,access,comments,org`"],
+    );
+    // With the default scopes, sharing works.
+    let shared = text_of(&as_user(dir.path(), &server, &defaults, &share));
+    assert!(shared.contains("restricted"), "{shared}");
+}
+
+/// The names under a help page's heading (`Commands:`, `Arguments:`) with their text.
+fn section<'a>(page: &'a str, heading: &str) -> Vec<(&'a str, &'a str)> {
+    page.split(heading)
+        .nth(1)
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let (name, text) = line.split_once("  ").unwrap_or((line, ""));
+            (!name.is_empty()).then_some((name, text.trim()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_positional_argument_has_help() {
+    let help = |args: &[String]| {
+        let output = Command::new(support::binary())
+            .args(args)
+            .arg("-h") // the summary: one line a name
+            .output()
+            .expect("help");
+        assert!(output.status.success(), "{args:?}");
+        String::from_utf8_lossy(&output.stdout).to_string()
+    };
+    let mut pages: Vec<Vec<String>> = vec![vec![]];
+    let mut checked = 0;
+    while let Some(path) = pages.pop() {
+        let page = help(&path);
+        for (name, text) in section(&page, "Arguments:") {
+            assert!(
+                !text.is_empty(),
+                "`docreview {} {name}` has no help",
+                path.join(" ")
+            );
+            checked += 1;
+        }
+        for (name, _) in section(&page, "Commands:") {
+            if name != "help" {
+                pages.push([&path[..], &[name.to_string()]].concat());
+            }
+        }
+    }
+    assert!(checked > 40, "only {checked} positional arguments found");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_readme_walk_through_works_as_written() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    server.create_user("bob@example.com", "Bob", &[]);
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("plan.html"), SAMPLE_HTML).expect("write");
+    std::fs::write(
+        dir.path().join("plan-v2.html"),
+        SAMPLE_HTML.replace("more words", "more words, revised"),
+    )
+    .expect("write");
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README.md");
+    let block = readme
+        .split("## From the terminal")
+        .nth(1)
+        .and_then(|part| part.split("```sh\n").nth(1))
+        .and_then(|part| part.split("```").next())
+        .expect("the walk-through");
+    let binary_dir = Path::new(support::binary()).parent().expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        binary_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let has_jq = Command::new("jq").arg("--version").output().is_ok();
+    // Each line as a shell runs it, `docreview` found on the PATH, signed in as the login left
+    // it; a pipe fails when any of its commands does.
+    let shell = |line: &str| {
+        Command::new("bash")
+            .args(["-o", "pipefail", "-c", line])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env_remove("DOCREVIEW_URL")
+            .env_remove("DOCREVIEW_TOKEN")
+            .env("RUST_LOG", "off")
+            .output()
+            .expect("bash")
+    };
+    let (mut review, mut comment, mut run_id) = (String::new(), String::new(), String::new());
+    let mut ran = 0;
+    for line in block.lines() {
+        // A comment starts after two spaces; none of the commands has "  #" in it.
+        let line = line.split("  #").next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with("docreview auth login") {
+            // As a person does it: the default scopes, approved in the browser.
+            let done = browser_login(dir.path(), &server.base, &session).await;
+            assert!(
+                done.status.success(),
+                "{}",
+                String::from_utf8_lossy(&done.stderr)
+            );
+            continue;
+        }
+        if line.contains("| jq") && !has_jq {
+            eprintln!("note: jq is not installed; skipped `{line}`");
+            continue;
+        }
+        let line = line
+            .replace("rv_…", &review)
+            .replace("cm_…", &comment)
+            .replace("run_…", &run_id);
+        let output = shell(&line);
+        assert!(
+            output.status.success(),
+            "`{line}` failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        ran += 1;
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+        if line.contains("reviews upload") {
+            review = stdout
+                .split_whitespace()
+                .find(|w| w.starts_with("rv_"))
+                .expect("the new id")
+                .trim_end_matches('.')
+                .to_string();
+        }
+        if line.contains("comments add") && line.contains("--quote") {
+            comment = stdout.trim().trim_start_matches("Commented: ").to_string();
+        }
+        if line.contains("runs start") {
+            run_id = stdout.trim().to_string();
+            assert!(run_id.starts_with("run_"), "{stdout}");
+        }
+    }
+    assert!(ran >= 15, "ran {ran} commands");
+    // What the walk-through did, read through the API.
+    let read = session.get(&format!("/api/reviews/{review}")).await;
+    let review = &read.expect(200)["review"];
+    assert_eq!(review["aiReviewRuns"][0]["status"], "completed");
+    assert_eq!(
+        review["source"]["versions"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let sharing = session
+        .get(&format!(
+            "/api/reviews/{}/access",
+            review["reviewId"].as_str().unwrap_or_default()
+        ))
+        .await;
+    assert_eq!(sharing.expect(200)["mode"], "restricted");
+}
+
+#[tokio::test]
+async fn a_reader_that_stops_early_ends_the_command_quietly() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "docs,comments");
+    // Text well beyond a pipe's buffer, so the client is still writing when `head` leaves.
+    let paragraphs: String = (0..4000)
+        .map(|n| format!("<p>Paragraph {n} of a long document.</p>"))
+        .collect();
+    let id = server
+        .client(Some(&token))
+        .upload("Long", &format!("<h1>Long</h1>{paragraphs}"))
+        .await
+        .review_id;
+    let dir = tempfile::tempdir().expect("dir");
+    let mut text = cli(dir.path())
+        .env("DOCREVIEW_URL", &server.base)
+        .env("DOCREVIEW_TOKEN", &token)
+        .args(["reviews", "text", &id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let mut first = String::new();
+    BufReader::new(text.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("read a line");
+    assert_eq!(first, "Long\n");
+    // The reader is gone (its end of the pipe dropped with it).
+    let done = text.wait_with_output().expect("ends");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(done.status.code(), Some(0));
+
+    // `reviews open --json` says where the review screen is, without opening anything.
+    let opened = json_of(&as_user(
+        dir.path(),
+        &server,
+        &token,
+        &["reviews", "open", &id, "--json"],
+    ));
+    assert_eq!(opened["url"], format!("{}/reviews/{id}", server.base));
+}
+
+#[tokio::test]
+async fn bad_ids_and_missing_files_are_refused_with_their_exit_codes() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    let token = server.issue_token("ada@example.com", "docs,access,comments");
+    let api = server.client(Some(&token));
+    let id = api.upload("Plan", SAMPLE_HTML).await.review_id;
+    let comment = api.note_on(&id, "lazy dog", "Which dog?").await.comment.id;
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("plan.html");
+    std::fs::write(&file, SAMPLE_HTML).expect("write");
+    let file = file.to_str().expect("path");
+    let missing = dir.path().join("missing.html");
+    let missing = missing.to_str().expect("path");
+    let cmd = |args: &[&str]| as_user(dir.path(), &server, &token, args);
+
+    // Not found (6): unknown documents, comments and runs, and ids no server makes.
+    let not_found: Vec<Vec<&str>> = vec![
+        vec!["reviews", "show", "rv_nope"],
+        vec!["reviews", "outline", "rv_nope"],
+        vec!["reviews", "open", "rv_nope"],
+        vec!["reviews", "add-version", "rv_nope", file],
+        vec!["reviews", "share", "rv_nope"],
+        vec!["reviews", "title", "rv_nope", "T"],
+        vec!["reviews", "show", "../../api/me"],
+        vec!["reviews", "show", "rv_ü?#%"],
+        vec!["comments", "resolve", &id, "cm_nope"],
+        vec!["comments", "edit", &id, "cm_nope", "--body", "x"],
+        vec![
+            "comments",
+            "reanchor",
+            &id,
+            "cm_nope",
+            "--section",
+            "details",
+        ],
+        vec!["comments", "cancel", "rv_nope", &comment],
+        vec!["runs", "start", "rv_nope"],
+        vec!["runs", "comment", &id, "run_nope", "--body", "x"],
+        vec!["runs", "finish", &id, "run_nope"],
+        vec!["tokens", "revoke", "tok_nope"],
+    ];
+    for args in not_found {
+        refused(&cmd(&args), 6, &["not found"]);
+    }
+    // Missing or unreadable files (1), before anything is sent.
+    refused(
+        &cmd(&["reviews", "upload", missing]),
+        1,
+        &["reading", "missing.html", "No such file or directory"],
+    );
+    refused(
+        &cmd(&["reviews", "add-version", &id, missing]),
+        1,
+        &["No such file"],
+    );
+    refused(
+        &cmd(&["reviews", "replace", &id, dir.path().to_str().expect("dir")]),
+        1,
+        &["Is a directory"],
+    );
+    // A section that is not in the document, and a quote with an unknown section (400: 1).
+    refused(
+        &cmd(&["comments", "add", &id, "--section", "nope", "--body", "x"]),
+        1,
+        &["sectionId `nope`"],
+    );
+    // Usage (2): a missing id, an unknown flag, an unknown subcommand.
+    refused(&cmd(&["runs", "cancel", &id]), 2, &["<RUN>"]);
+    refused(
+        &cmd(&["comments", "list", &id, "--colour"]),
+        2,
+        &["--colour"],
+    );
+    refused(&cmd(&["reviews", "nope"]), 2, &["nope"]);
+    assert_eq!(
+        api.get(&format!("/api/reviews/{id}")).await.expect(200)["review"]["source"]["versions"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
 }

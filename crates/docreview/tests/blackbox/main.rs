@@ -29,6 +29,7 @@ mod reading;
 mod reviews;
 mod reviews_content;
 mod reviews_errors;
+mod reviews_export;
 mod reviews_import;
 mod reviews_list;
 mod routes;

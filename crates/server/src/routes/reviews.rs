@@ -4,7 +4,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use docreview_api::{CreateReview, DomContext, FindQuery, FindResults, ListQuery, ReviewList};
+use docreview_api::{
+    CreateReview, DomContext, ExportQuery, FindQuery, FindResults, ListQuery, ReviewList,
+};
 use docreview_core::access::Operation;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -25,6 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(allow(Operation::Read, routes!(dom_context)))
         .routes(allow(Operation::Read, routes!(find)))
         .routes(allow(Operation::Read, routes!(bundle)))
+        .routes(allow(Operation::Read, routes!(export)))
 }
 
 /// List the documents the caller can see, newest activity first.
@@ -196,5 +199,47 @@ async fn bundle(
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
     response.extensions_mut().insert(Policy::Bundle);
+    Ok(response)
+}
+
+/// The review written out: `w3c` (a W3C Web Annotation `AnnotationCollection`), `native`
+/// (`docreview-export/1`, lossless: every version's HTML and the discussion with authors by
+/// email; editors and owners only), `csv` (a row per comment and reply in document order) or
+/// `markdown` (a readable report). Served as an attachment.
+#[utoipa::path(get, path = "/api/reviews/{review_id}/export", tag = "reviews",
+    operation_id = "exportReview", params(ReviewPath, ExportQuery),
+    responses(
+        (status = 200, description = "The export", content(
+            (String = "application/ld+json"), (String = "application/json"),
+            (String = "text/csv"), (String = "text/markdown"))),
+        (status = 400, description = "`invalid_request`: no format, or an unknown one", body = ErrorBody),
+        (status = 403, description = "`forbidden`: `native` needs the editor role", body = ErrorBody),
+    ))]
+async fn export(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
+    ApiQuery(query): ApiQuery<ExportQuery>,
+) -> Result<Response, ApiError> {
+    let export = state
+        .service
+        .export_review(&actor, &review_id, query.format.as_deref())
+        .await?;
+    let mut response = export.body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(export.content_type),
+    );
+    // The file name is the review's id and an extension: ASCII, no quotes.
+    if let Ok(value) =
+        HeaderValue::from_str(&format!("attachment; filename=\"{}\"", export.file_name))
+    {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-store"),
+    );
     Ok(response)
 }

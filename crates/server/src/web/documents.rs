@@ -204,7 +204,7 @@ async fn list(
 
 impl DocumentsPage {
     fn category_label(hit: &CommentResult) -> &'static str {
-        crate::web::review::category_label(hit.category.as_str())
+        crate::web::panel::category_label(hit.category.as_str())
     }
 
     fn selected(&self, field: &str, value: &str) -> bool {

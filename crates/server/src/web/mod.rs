@@ -17,6 +17,7 @@ mod extract;
 mod layout;
 mod markdown;
 mod org;
+mod panel;
 mod review;
 mod session;
 mod settings;

@@ -1,6 +1,7 @@
 //! The review screen's writes: new comments, replies, edits, undo, resolve and reopen. Each
-//! calls the same core use case as the API and answers with the comments panel as it now
-//! stands (htmx swaps it in).
+//! calls the same core use case as the API and answers with an update of the panel
+//! ([`crate::web::panel`]): the thread written as it now stands and the counts, never the
+//! whole panel (a new version under a new comment is the one exception).
 //!
 //! Every form carries the revision its panel showed (`base`) and a fingerprint of its thread
 //! (`seen`). When the core refuses with 409 `comments revision conflict`, the write is applied
@@ -24,7 +25,7 @@ use serde::Deserialize;
 use crate::AppState;
 use crate::web::error::WebError;
 use crate::web::extract::{CsrfForm, SignedIn, empty_as_none, is_htmx};
-use crate::web::review::{ScreenQuery, render_panel};
+use crate::web::panel::{ScreenQuery, load_panel};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -106,9 +107,9 @@ impl Context {
         WebError::core(error, self.htmx)
     }
 
-    /// The panel as it now stands (after a write succeeded).
-    async fn panel(self) -> Result<Response, WebError> {
-        render_panel(
+    /// The thread `comment_id` as it now stands, with the counts (after a write succeeded).
+    async fn answer(self, comment_id: &str) -> Result<Response, WebError> {
+        load_panel(
             &self.state,
             &self.signed_in,
             &self.review_id,
@@ -116,12 +117,15 @@ impl Context {
             None,
             self.htmx,
         )
-        .await
+        .await?
+        .update_of(&[comment_id], true)
+        .respond(self.htmx)
     }
 
-    /// 409 with the panel as it now stands and the person's action re-offered.
+    /// 409 with the thread as it now stands and the person's action re-offered.
     async fn reoffer(self, offer: Offer) -> Result<Response, WebError> {
-        let mut response = render_panel(
+        let comment_id = offer.comment_id.clone();
+        let panel = load_panel(
             &self.state,
             &self.signed_in,
             &self.review_id,
@@ -130,6 +134,25 @@ impl Context {
             self.htmx,
         )
         .await?;
+        let mut response = panel
+            .update_of(&[comment_id.as_str()], true)
+            .respond(self.htmx)?;
+        *response.status_mut() = StatusCode::CONFLICT;
+        Ok(response)
+    }
+
+    /// 409 with the whole panel and the new comment re-offered (the document has a new version).
+    async fn reoffer_whole(self, offer: Offer) -> Result<Response, WebError> {
+        let mut response = load_panel(
+            &self.state,
+            &self.signed_in,
+            &self.review_id,
+            self.query,
+            Some(offer),
+            self.htmx,
+        )
+        .await?
+        .respond(self.htmx)?;
         *response.status_mut() = StatusCode::CONFLICT;
         Ok(response)
     }
@@ -264,12 +287,12 @@ async fn create(
         other => other,
     };
     match outcome {
-        Ok(_) => context.panel().await,
+        Ok(written) => context.answer(&written.comment.id).await,
         Err(Error::StaleVersion { latest }) => {
             // Back to the composer: the panel of the latest version, and where it is.
             context.query.version = None;
             let mut response = context
-                .reoffer(Offer {
+                .reoffer_whole(Offer {
                     comment_id: String::new(),
                     kind: "composer",
                     text: form.body,
@@ -331,7 +354,7 @@ async fn reply(
                 .await;
         }
     };
-    context.panel().await
+    context.answer(&comment_id).await
 }
 
 #[derive(Deserialize)]
@@ -386,7 +409,7 @@ async fn status(
         }
     };
     match outcome {
-        Ok(_) => context.panel().await,
+        Ok(_) => context.answer(&comment_id).await,
         Err(Error::InvalidTransition(_)) => {
             let word = if target == CommentStatus::Closed {
                 "resolved"
@@ -440,7 +463,7 @@ async fn edit(
                 .await;
         }
     };
-    context.panel().await
+    context.answer(&comment_id).await
 }
 
 /// Undo: cancels a provisional comment of one's own (the core refuses a final one).
@@ -463,7 +486,7 @@ async fn cancel(
         )
         .await
         .map_err(|error| context.core(error))?;
-    context.panel().await
+    context.answer(&comment_id).await
 }
 
 async fn edit_reply(
@@ -490,7 +513,7 @@ async fn edit_reply(
         )
         .await
         .map_err(|error| context.core(error))?;
-    context.panel().await
+    context.answer(&comment_id).await
 }
 
 async fn cancel_reply(
@@ -513,5 +536,5 @@ async fn cancel_reply(
         )
         .await
         .map_err(|error| context.core(error))?;
-    context.panel().await
+    context.answer(&comment_id).await
 }

@@ -79,6 +79,13 @@ async fn a_new_user_reviews_the_demo_document_and_compares_versions() {
         )
         .await;
     assert!(drawn.as_str().is_some(), "{drawn}");
+    // Resolved threads show one line until opened: open them.
+    browser
+        .run(
+            "document.querySelectorAll('#panel .thread.is-closed [data-action=expand]').forEach((b) => b.click());",
+            vec![],
+        )
+        .await;
     // Rendered text (group titles are upper-cased by CSS): compare without case.
     let page = browser.text("#panel").await.to_lowercase();
     for expected in [

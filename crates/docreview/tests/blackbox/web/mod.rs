@@ -20,3 +20,4 @@ mod review;
 mod screen;
 mod settings;
 mod share;
+mod updates;

@@ -146,6 +146,10 @@ async fn comment_on_a_selection_reply_resolve_and_reopen() {
         ("Reopen", CommentStatus::Open),
     ] {
         let resolve = format!("{thread} [data-action=resolve]");
+        if status == CommentStatus::Open {
+            // A resolved thread shows one line; a click opens it.
+            browser.click(&format!("{thread} .thread-head")).await;
+        }
         assert_eq!(browser.text(&resolve).await, button);
         browser.click(&resolve).await;
         browser

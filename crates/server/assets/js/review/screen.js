@@ -4,9 +4,9 @@
  * (aligned with their passages, current comment in sync both ways), the composer, live updates
  * from the events stream, keyboard shortcuts, and the drawer on narrow screens.
  *
- * The server renders every comment (askama) and htmx swaps the panel after each write or live
- * change; this module only does what needs the browser: reading the frame's DOM, drawing, and
- * keeping what the person typed.
+ * The server renders every comment (askama); after a write or a live change only the threads
+ * that changed come back and are put in place (`panel.js`). This module only does what needs
+ * the browser: reading the frame's DOM, drawing, and keeping what the person typed.
  */
 
 import { TextMap } from "./text.js";
@@ -14,7 +14,8 @@ import { describe, locate, matchQuote } from "./anchoring.js";
 import { Highlighter } from "./highlight.js";
 import { placeCards, unplaceCards } from "./layout.js";
 import { clearDraft, loadDraft, saveDraft } from "../drafts.js";
-import { localizeTimes, showToast } from "../app.js";
+import { showToast } from "../app.js";
+import { afterApply, apply, isUpdate, refresh, sync } from "./panel.js";
 
 const root = /** @type {HTMLElement} */ (document.getElementById("review"));
 const frame = /** @type {HTMLIFrameElement} */ (document.getElementById("doc-frame"));
@@ -182,20 +183,34 @@ function sectionStart(sectionId) {
   return button instanceof HTMLElement ? Number(button.dataset.start) : null;
 }
 
+/**
+ * Where each thread's passage was found, by comment id, with what it was found from: a thread
+ * that did not move is not looked for again when others change.
+ * @type {Map<string, { key: string, map: TextMap, found: { start: number, end: number } | null, range: Range | null }>}
+ */
+let located = new Map();
+
 function drawThreads() {
   if (!map) return;
   passages = new Map();
   const items = [];
+  const next = new Map();
   for (const element of threadElements()) {
     const id = element.dataset.comment ?? "";
     if (element.dataset.state === "orphaned" || element.dataset.start === "") continue;
-    const found = locate(map, {
-      start: Number(element.dataset.start),
-      end: Number(element.dataset.end),
-      exact: element.dataset.exact,
-      fuzzy: element.dataset.state === "fuzzy",
-    });
-    const range = found && map.rangeOf(found.start, found.end);
+    const key = `${element.dataset.start}|${element.dataset.end}|${element.dataset.state}|${element.dataset.exact}`;
+    let entry = located.get(id);
+    if (!entry || entry.key !== key || entry.map !== map) {
+      const found = locate(map, {
+        start: Number(element.dataset.start),
+        end: Number(element.dataset.end),
+        exact: element.dataset.exact,
+        fuzzy: element.dataset.state === "fuzzy",
+      });
+      entry = { key, map, found, range: found ? map.rangeOf(found.start, found.end) : null };
+    }
+    next.set(id, entry);
+    const { found, range } = entry;
     if (!found || !range) {
       element.classList.add("not-found");
       continue;
@@ -208,6 +223,7 @@ function drawThreads() {
       range,
     });
   }
+  located = next;
   highlighter?.draw(items);
   root.dataset.highlights = String(items.length);
   scheduleLayout();
@@ -316,6 +332,12 @@ column.addEventListener("click", (event) => {
       return;
     }
     if (kind === "close-composer") return closeComposer(true);
+    if (kind === "expand" && thread) return setExpanded(thread, !thread.classList.contains("is-expanded"));
+  }
+  // A resolved thread shows one line until it is opened.
+  if (thread && isCollapsed(thread) && !target.closest("a, form, input, textarea, select")) {
+    setExpanded(thread, true);
+    return activate(thread.dataset.comment ?? "", { focusCard: false });
   }
   const jump = target.closest("[data-jump]");
   if (jump instanceof HTMLElement) return activate(jump.dataset.jump ?? "");
@@ -324,7 +346,22 @@ column.addEventListener("click", (event) => {
   }
 });
 
+/** Whether a resolved thread shows only its one line. */
+function isCollapsed(thread) {
+  return thread.classList.contains("is-closed") && !thread.classList.contains("is-expanded");
+}
+
+/** Opens a resolved thread (or closes it back to its one line). */
+function setExpanded(thread, expanded) {
+  thread.classList.toggle("is-expanded", expanded);
+  thread.querySelector('[data-action="expand"]')?.setAttribute("aria-expanded", String(expanded));
+  const button = thread.querySelector('[data-action="expand"]');
+  if (button) button.textContent = expanded ? "Hide" : "Show";
+  scheduleLayout();
+}
+
 function openForm(thread, selector) {
+  if (isCollapsed(thread)) setExpanded(thread, true);
   const form = thread.querySelector(selector);
   if (!(form instanceof HTMLFormElement)) return;
   form.hidden = false;
@@ -357,7 +394,7 @@ column.addEventListener("change", (event) => {
     else url.searchParams.delete(name);
   }
   history.replaceState(null, "", url);
-  refreshPanel();
+  refresh();
 });
 
 // Sending with Ctrl+Enter from any form of the screen.
@@ -370,19 +407,28 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
-// A successful write clears the draft it came from, before the new panel (which would restore
-// drafts into its fields) is swapped in.
-document.body.addEventListener("htmx:beforeSwap", (event) => {
+// A write's answer (a form in the panel, the composer): the thread written and the counts, put
+// in place; a successful write first clears the draft it came from (the new card would restore
+// it). Refusals shown as notices (retargeted to the toasts) are htmx's.
+document.body.addEventListener("htmx:afterRequest", (event) => {
   const detail = /** @type {CustomEvent} */ (event).detail;
   const form = detail.requestConfig?.elt;
-  const status = detail.xhr?.status ?? 0;
-  if (!(form instanceof HTMLFormElement) || status < 200 || status > 299) return;
-  for (const field of form.querySelectorAll("[data-draft-key]")) {
-    clearDraft(/** @type {HTMLElement} */ (field).dataset.draftKey ?? "");
+  const xhr = /** @type {XMLHttpRequest | undefined} */ (detail.xhr);
+  if (!(form instanceof HTMLFormElement) || !xhr || !form.closest("#panel, #composer-slot")) return;
+  if (xhr.getResponseHeader("HX-Retarget")) return;
+  const status = xhr.status;
+  if (status >= 200 && status <= 299) {
+    for (const field of form.querySelectorAll("[data-draft-key]")) {
+      clearDraft(/** @type {HTMLElement} */ (field).dataset.draftKey ?? "");
+    }
+    if (form.classList.contains("composer")) {
+      clearDraft(composerDraftKey);
+      closeComposer(false);
+    }
   }
-  if (form.classList.contains("composer")) {
-    clearDraft(composerDraftKey);
-    closeComposer(false);
+  if ((status >= 200 && status <= 299) || status === 409) {
+    const text = xhr.responseText;
+    if (isUpdate(text)) apply(text);
   }
 });
 
@@ -415,29 +461,35 @@ function tickUndo() {
 measureClockSkew();
 window.setInterval(tickUndo, 15000);
 
-// Every new panel (after a write, a live change, a filter) gets its highlights and layout.
-document.body.addEventListener("htmx:load", (event) => {
-  const element = /** @type {CustomEvent} */ (event).detail.elt;
-  if (element instanceof HTMLElement && element.id === "panel") afterPanelChange();
-});
+// Every update (a write, a live change, a filter) gets its highlights and layout.
+afterApply(afterPanelChange);
 
 /** Cards change height (times localized, forms opened, fonts loaded): place them again. */
 const cardSizes = new ResizeObserver(() => scheduleLayout());
 
-function afterPanelChange() {
+/** @param {{ whole: boolean, changed: string[], removed: string[] }} applied */
+function afterPanelChange(applied) {
   const current = panel();
   if (!current) return;
-  cardSizes.disconnect();
-  for (const card of current.querySelectorAll(".thread")) cardSizes.observe(card);
-  localizeTimes(current);
+  if (applied.whole) {
+    cardSizes.disconnect();
+    for (const card of current.querySelectorAll(".thread")) cardSizes.observe(card);
+  } else {
+    for (const id of applied.changed) {
+      const card = document.getElementById(`thread-${id}`);
+      if (card) cardSizes.observe(card);
+    }
+  }
   measureClockSkew();
   tickUndo();
   const composerBase = composerSlot.querySelector('input[name="base"]');
   if (composerBase instanceof HTMLInputElement) composerBase.value = current.dataset.revision ?? "";
   drawThreads();
-  if (activeId && document.getElementById(`thread-${activeId}`)) activate(activeId, { scrollDocument: false, focusCard: false });
+  // A new panel marks the current thread again; a partial update kept its mark (and the reader
+  // stays where they are).
+  if (applied.whole && activeId && document.getElementById(`thread-${activeId}`)) activate(activeId, { scrollDocument: false, focusCard: false });
   announceRuns();
-  const offer = current.querySelector("[data-reopen]");
+  const offer = current.querySelector(".thread [data-reopen]");
   if (offer instanceof HTMLElement) {
     const thread = offer.closest(".thread");
     const form = thread?.querySelector(".edit-form");
@@ -446,6 +498,7 @@ function afterPanelChange() {
       form.hidden = false;
       field.value = offer.dataset.text ?? field.value;
     }
+    offer.removeAttribute("data-reopen");
   }
 }
 
@@ -479,11 +532,6 @@ function announceRuns() {
   runsBefore = now;
 }
 
-function refreshPanel() {
-  const current = panel();
-  // @ts-ignore htmx is a global from the vendored script
-  if (current) window.htmx.trigger(current, "refresh");
-}
 
 // ---------------------------------------------------------------------------------------
 // The composer: a new comment on a passage, a section or the whole document.
@@ -662,7 +710,7 @@ function followEvents() {
     const data = JSON.parse(/** @type {MessageEvent} */ (event).data);
     if (String(data.commentsRevision) === panel()?.dataset.revision) return;
     clearTimeout(timer);
-    timer = window.setTimeout(refreshPanel, 50);
+    timer = window.setTimeout(sync, 20);
   });
   source.addEventListener("version", (event) => {
     const data = JSON.parse(/** @type {MessageEvent} */ (event).data);
@@ -676,7 +724,7 @@ function followEvents() {
     root.dataset.latest = data.latestVersionId;
     const banner = document.getElementById("new-version-banner");
     if (banner) banner.hidden = false;
-    refreshPanel();
+    refresh();
   });
 }
 
@@ -700,6 +748,12 @@ function onKeyDown(event) {
     return;
   }
   if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
+  // Enter on a resolved thread's card opens it (or closes it back to one line).
+  const card = event.target instanceof HTMLElement && event.target.matches("#panel .thread.is-closed") ? event.target : null;
+  if (event.key === "Enter" && card) {
+    event.preventDefault();
+    return setExpanded(card, !card.classList.contains("is-expanded"));
+  }
   const active = activeId ? document.getElementById(`thread-${activeId}`) : null;
   switch (event.key) {
     case "j":
@@ -780,7 +834,7 @@ window.addEventListener("pagehide", () => {
 window.addEventListener("pageshow", (event) => {
   if (!event.persisted || events) return;
   followEvents();
-  refreshPanel();
+  refresh();
 });
 // Drafts restored before this module listened (app.js runs first) open their forms too.
 for (const field of column.querySelectorAll("form[data-draft-form] textarea")) {

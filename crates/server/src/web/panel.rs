@@ -1,0 +1,618 @@
+//! The review screen's comments panel, in one place: which threads it shows for a version and
+//! filters ([`ScreenQuery`]), grouped and ordered as the screen shows them ([`build_panel`]), and
+//! rendered either whole (the page, a filter change, a new version) or as an update: the threads
+//! that changed, those that went, and the counts beside them. A write answers with an update of
+//! its own thread; a live change asks for the threads whose stamp differs from what the page
+//! holds (`POST /reviews/{id}/threads/sync`); one thread alone is `GET /reviews/{id}/threads/{commentId}`.
+//!
+//! Nothing here decides what the core decides: the threads, their status and anchors come from
+//! the core's review view; this module only picks, orders and renders them.
+
+use std::collections::{HashMap, HashSet};
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use docreview_api::{CommentView, ReviewView, RunView, VersionView};
+use docreview_core::clock::millis_of;
+use docreview_core::model::{AnchorState, CommentStatus, Millis, Section};
+use docreview_core::view::UNDO_WINDOW_MS;
+use serde::Deserialize;
+
+use crate::AppState;
+use crate::web::error::WebError;
+use crate::web::extract::{CsrfForm, SignedIn, is_htmx};
+use crate::web::threads::{self, Offer};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/reviews/{review_id}/panel", get(whole))
+        .route("/reviews/{review_id}/threads", get(some))
+        .route("/reviews/{review_id}/threads/sync", post(sync))
+        .route("/reviews/{review_id}/threads/{comment_id}", get(one))
+}
+
+/// What the page shows: a version (the latest by default) and filters on the comments. The
+/// same words travel in the page's URL, so a panel refresh reads them from `HX-Current-URL`.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct ScreenQuery {
+    pub version: Option<String>,
+    pub status: Option<String>,
+    pub category: Option<String>,
+    pub author: Option<String>,
+}
+
+impl ScreenQuery {
+    /// The query of the page an htmx request was made from.
+    pub fn of_current_page(headers: &HeaderMap) -> ScreenQuery {
+        headers
+            .get("hx-current-url")
+            .and_then(|value| value.to_str().ok())
+            .and_then(|url| url.split_once('?').map(|(_, query)| query.to_string()))
+            .and_then(|query| serde_urlencoded::from_str(&query).ok())
+            .unwrap_or_default()
+    }
+
+    fn keeps(&self, comment: &CommentView) -> bool {
+        let status_ok = match self.status.as_deref() {
+            Some("open") => comment.status == CommentStatus::Open,
+            Some("closed") => comment.status == CommentStatus::Closed,
+            _ => true,
+        };
+        let category_ok = match self.category.as_deref().filter(|c| !c.is_empty()) {
+            Some(category) => comment.category.as_str() == category,
+            None => true,
+        };
+        let author_ok = match self.author.as_deref().filter(|a| !a.is_empty()) {
+            Some(author) => comment.author.id == author,
+            None => true,
+        };
+        status_ok && category_ok && author_ok
+    }
+
+    fn is_filtered(&self) -> bool {
+        self.status
+            .as_deref()
+            .is_some_and(|s| s == "open" || s == "closed")
+            || self.category.as_deref().is_some_and(|c| !c.is_empty())
+            || self.author.as_deref().is_some_and(|a| !a.is_empty())
+    }
+}
+
+/// One comment thread as the panel shows it.
+pub struct Thread {
+    pub comment: CommentView,
+    /// Written by the person looking.
+    pub own: bool,
+    /// Where the thread sits in document order (code points; sections at their start).
+    pub order: usize,
+    /// The heading text of a section-level comment's section.
+    pub section_text: Option<String>,
+    /// A short fingerprint of what the thread shows, to tell whether it changed under a form.
+    pub stamp: String,
+    /// A fingerprint of everything its card shows (anchor and drafts too), which the page keeps
+    /// to ask for the threads that changed.
+    pub view: String,
+    /// Its group: `document`, `anchored` or `orphaned`.
+    pub group: &'static str,
+}
+
+impl Thread {
+    pub fn is_open(&self) -> bool {
+        self.comment.status == CommentStatus::Open
+    }
+
+    pub fn state(&self) -> &'static str {
+        self.comment.anchor.state.as_str()
+    }
+
+    pub fn is_fuzzy(&self) -> bool {
+        self.comment.anchor.state == AnchorState::Fuzzy
+    }
+
+    pub fn start(&self) -> String {
+        self.comment
+            .anchor
+            .position
+            .as_ref()
+            .map_or_else(String::new, |p| p.start.to_string())
+    }
+
+    pub fn end(&self) -> String {
+        self.comment
+            .anchor
+            .position
+            .as_ref()
+            .map_or_else(String::new, |p| p.end.to_string())
+    }
+
+    pub fn quote(&self) -> &str {
+        self.comment
+            .anchor
+            .quote
+            .as_ref()
+            .map_or("", |q| q.exact.as_str())
+    }
+
+    pub fn section_id(&self) -> &str {
+        self.comment.anchor.section_id.as_deref().unwrap_or("")
+    }
+
+    pub fn category_label(&self) -> &'static str {
+        category_label(self.comment.category.as_str())
+    }
+
+    /// The first words of the body, for the one line a resolved thread collapses to.
+    pub fn snippet(&self) -> String {
+        let line = self
+            .comment
+            .body
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let mut snippet: String = line.trim().chars().take(120).collect();
+        if snippet.len() < line.trim().len() {
+            snippet.push('…');
+        }
+        snippet
+    }
+}
+
+/// A fingerprint of everything a thread's card shows.
+fn view_stamp(comment: &CommentView) -> String {
+    let json = serde_json::to_vec(comment).unwrap_or_default();
+    docreview_core::identity::sha256(&json)[..5]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A category's words for people.
+pub fn category_label(category: &str) -> &'static str {
+    match category {
+        "note" => "Note",
+        "revise" => "Revise",
+        "add" => "Add",
+        "delete" => "Delete",
+        "needs_review" => "Needs review",
+        "consult" => "Consult",
+        _ => "No category",
+    }
+}
+
+/// The seven categories, in the composer's order.
+pub const CATEGORIES: [&str; 7] = [
+    "note",
+    "revise",
+    "add",
+    "delete",
+    "needs_review",
+    "consult",
+    "none",
+];
+
+/// The comments panel: threads grouped as the screen shows them.
+#[derive(Template)]
+#[template(path = "review/panel.html")]
+pub struct Panel {
+    pub review_id: String,
+    pub revision: i64,
+    pub version_id: String,
+    pub is_latest: bool,
+    pub query: ScreenQuery,
+    /// Everyone who wrote a comment, for the author filter.
+    pub authors: Vec<(String, String)>,
+    pub document: Vec<Thread>,
+    pub anchored: Vec<Thread>,
+    pub orphaned: Vec<Thread>,
+    pub total: usize,
+    pub shown: usize,
+    pub runs: Vec<RunView>,
+    pub offer: Option<Offer>,
+    /// The service's clock when the panel was made (for the undo windows it shows).
+    pub now: Millis,
+    /// Set when only part of the panel is rendered (an update), else the whole panel.
+    pub update: Option<Update>,
+}
+
+/// Part of the panel: threads to put in place (new or changed), threads to take away, and
+/// whether the counts and filters beside them come too.
+pub struct Update {
+    pub threads: Vec<Thread>,
+    pub removed: Vec<String>,
+    pub summary: bool,
+}
+
+#[allow(
+    clippy::unused_self,
+    reason = "called by the askama template as a method of its context"
+)]
+impl Panel {
+    pub fn categories(&self) -> [&'static str; 7] {
+        CATEGORIES
+    }
+
+    pub fn label(&self, category: &str) -> &'static str {
+        category_label(category)
+    }
+
+    pub fn selected(&self, value: Option<&String>, option: &str) -> bool {
+        value.map(String::as_str).unwrap_or_default() == option
+    }
+
+    /// The offer (a refused write's text, re-offered) for this thread and kind of form.
+    pub fn offer_for(&self, comment_id: &str, kind: &str) -> Option<&Offer> {
+        self.offer
+            .as_ref()
+            .filter(|offer| offer.comment_id == comment_id && offer.kind == kind)
+    }
+
+    /// When the undo window of an item written at `created_ts` ends (milliseconds).
+    pub fn undo_until(&self, created_ts: &str) -> Millis {
+        millis_of(created_ts).unwrap_or(self.now) + UNDO_WINDOW_MS
+    }
+
+    /// Whole minutes left to undo an item written at `created_ts`, rounded up.
+    pub fn undo_minutes(&self, created_ts: &str) -> Millis {
+        ((self.undo_until(created_ts) - self.now).max(0) + 59_999) / 60_000
+    }
+
+    #[allow(
+        clippy::ref_option,
+        reason = "the template passes the field itself: run_title(c.run_id)"
+    )]
+    pub fn run_title(&self, run_id: &Option<String>) -> String {
+        run_id
+            .as_ref()
+            .and_then(|id| self.runs.iter().find(|run| &run.id == id))
+            .map(|run| run.title.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Builds the panel for `review` seen on `version_id` by `signed_in`.
+pub async fn build_panel(
+    state: &AppState,
+    signed_in: &SignedIn,
+    review: &ReviewView,
+    version_id: &str,
+    query: ScreenQuery,
+    sections: &[Section],
+    offer: Option<Offer>,
+) -> Result<Panel, WebError> {
+    let actor = &signed_in.actor;
+    let is_latest = version_id == review.latest_version_id;
+    let mut anchors: HashMap<String, docreview_core::model::Anchor> = if is_latest {
+        HashMap::new()
+    } else {
+        state
+            .service
+            .anchors_on_version(actor, &review.review_id, version_id)
+            .await
+            .map_err(|error| WebError::core(error, false))?
+            .into_iter()
+            .collect()
+    };
+    let mut authors: Vec<(String, String)> = Vec::new();
+    let mut document = Vec::new();
+    let mut anchored = Vec::new();
+    let mut orphaned = Vec::new();
+    let total = review.comments.len();
+    for comment in &review.comments {
+        if !authors.iter().any(|(id, _)| *id == comment.author.id) {
+            authors.push((
+                comment.author.id.clone(),
+                comment.author.display_name.clone(),
+            ));
+        }
+        if !query.keeps(comment) {
+            continue;
+        }
+        let mut comment = comment.clone();
+        if let Some(anchor) = anchors.remove(&comment.id) {
+            comment.anchor = (&anchor).into();
+        }
+        let section = comment
+            .anchor
+            .section_id
+            .as_ref()
+            .and_then(|id| sections.iter().find(|s| &s.id == id));
+        let order = comment
+            .anchor
+            .position
+            .as_ref()
+            .map(|p| p.start)
+            .or(section.map(|s| s.start))
+            .unwrap_or(0);
+        let thread = Thread {
+            own: comment.author.id == actor.id(),
+            order,
+            section_text: section.map(|s| s.text.clone()),
+            stamp: threads::stamp_of(&comment),
+            view: view_stamp(&comment),
+            group: "anchored",
+            comment,
+        };
+        let mut thread = thread;
+        if thread.comment.anchor.state == AnchorState::Orphaned {
+            thread.group = "orphaned";
+            orphaned.push(thread);
+        } else if thread.comment.anchor.position.is_some() || thread.section_text.is_some() {
+            anchored.push(thread);
+        } else {
+            thread.group = "document";
+            document.push(thread);
+        }
+    }
+    anchored.sort_by(|a, b| {
+        a.order
+            .cmp(&b.order)
+            .then_with(|| a.comment.id.cmp(&b.comment.id))
+    });
+    authors.sort_by(|a, b| a.1.cmp(&b.1));
+    let shown = document.len() + anchored.len() + orphaned.len();
+    Ok(Panel {
+        review_id: review.review_id.clone(),
+        revision: review.comments_revision,
+        version_id: version_id.to_string(),
+        is_latest,
+        query,
+        authors,
+        document,
+        anchored,
+        orphaned,
+        total,
+        shown,
+        runs: review.ai_review_runs.clone(),
+        offer,
+        now: state.service.now(),
+        update: None,
+    })
+}
+
+/// The version `query` names, else the latest; 404 for one the document does not have.
+pub fn chosen_version(
+    review: &ReviewView,
+    query: &ScreenQuery,
+) -> Result<(usize, VersionView), WebError> {
+    let wanted = query
+        .version
+        .as_deref()
+        .filter(|v| !v.is_empty())
+        .unwrap_or(&review.latest_version_id);
+    review
+        .source
+        .versions
+        .iter()
+        .position(|v| v.version_id == wanted)
+        .map(|at| {
+            let v = &review.source.versions[at];
+            (
+                at,
+                VersionView {
+                    version_id: v.version_id.clone(),
+                    label: v.label.clone(),
+                    created_at: v.created_at,
+                    source_hash: v.source_hash.clone(),
+                },
+            )
+        })
+        .ok_or_else(|| WebError::core(docreview_core::Error::NotFound("version"), false))
+}
+
+/// The panel of `review_id` as `signed_in` sees it now with `query`.
+pub async fn load_panel(
+    state: &AppState,
+    signed_in: &SignedIn,
+    review_id: &str,
+    query: ScreenQuery,
+    offer: Option<Offer>,
+    htmx: bool,
+) -> Result<Panel, WebError> {
+    let core = |error| WebError::core(error, htmx);
+    let review = state
+        .service
+        .get_review(&signed_in.actor, review_id, false)
+        .await
+        .map_err(core)?;
+    let (_, version) = chosen_version(&review, &query)
+        .map_err(|_| WebError::core(docreview_core::Error::NotFound("version"), htmx))?;
+    let sections = state
+        .service
+        .dom_context(&signed_in.actor, review_id, Some(&version.version_id))
+        .await
+        .map_err(core)?
+        .sections;
+    build_panel(
+        state,
+        signed_in,
+        &review,
+        &version.version_id,
+        query,
+        &sections,
+        offer,
+    )
+    .await
+}
+
+impl Panel {
+    /// Every thread shown, in the panel's order.
+    fn threads(&self) -> impl Iterator<Item = &Thread> {
+        self.document
+            .iter()
+            .chain(&self.anchored)
+            .chain(&self.orphaned)
+    }
+
+    /// Turns the panel into an update holding the threads `wanted` keeps, and taking away
+    /// `removed` (ids the page holds that the panel no longer shows).
+    fn into_update(
+        mut self,
+        mut wanted: impl FnMut(&Thread) -> bool,
+        removed: Vec<String>,
+        summary: bool,
+    ) -> Panel {
+        let mut threads = Vec::new();
+        for group in [&mut self.document, &mut self.anchored, &mut self.orphaned] {
+            let (keep, rest): (Vec<Thread>, Vec<Thread>) =
+                std::mem::take(group).into_iter().partition(&mut wanted);
+            threads.extend(keep);
+            // The counts are made from what stays; nothing else is rendered.
+            *group = rest;
+        }
+        self.update = Some(Update {
+            threads,
+            removed,
+            summary,
+        });
+        self
+    }
+
+    /// An update of the threads `ids` (those not shown, because they are gone or filtered out,
+    /// are taken away), with the counts.
+    pub fn update_of(self, ids: &[&str], summary: bool) -> Panel {
+        let shown: HashSet<&str> = self.threads().map(|t| t.comment.id.as_str()).collect();
+        let removed = ids
+            .iter()
+            .filter(|id| !shown.contains(**id))
+            .map(|id| (*id).to_string())
+            .collect();
+        let ids: HashSet<String> = ids.iter().map(|id| (*id).to_string()).collect();
+        self.into_update(|t| ids.contains(&t.comment.id), removed, summary)
+    }
+
+    /// How many threads the panel shows in its group `group`.
+    pub fn orphaned_count(&self) -> usize {
+        self.orphaned.len()
+            + self.update.as_ref().map_or(0, |u| {
+                u.threads.iter().filter(|t| t.group == "orphaned").count()
+            })
+    }
+
+    /// The panel as HTML.
+    pub fn respond(&self, htmx: bool) -> Result<Response, WebError> {
+        let html = self.render().map_err(|error| {
+            WebError::core(docreview_core::Error::Internal(Box::new(error)), htmx)
+        })?;
+        Ok(axum::response::Html(html).into_response())
+    }
+}
+
+/// The query of the request, or else of the page it was made from.
+fn query_of(query: ScreenQuery, headers: &HeaderMap) -> ScreenQuery {
+    if query.version.is_some() || query.is_filtered() {
+        query
+    } else {
+        ScreenQuery::of_current_page(headers)
+    }
+}
+
+/// The whole panel (a filter changed, a new version arrived).
+async fn whole(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    headers: HeaderMap,
+    Path(review_id): Path<String>,
+    Query(query): Query<ScreenQuery>,
+) -> Result<Response, WebError> {
+    let htmx = is_htmx(&headers);
+    let query = query_of(query, &headers);
+    load_panel(&state, &signed_in, &review_id, query, None, htmx)
+        .await?
+        .respond(htmx)
+}
+
+/// One thread as it stands now (taken away if it is gone or filtered out).
+async fn one(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    headers: HeaderMap,
+    Path((review_id, comment_id)): Path<(String, String)>,
+) -> Result<Response, WebError> {
+    let htmx = is_htmx(&headers);
+    let query = ScreenQuery::of_current_page(&headers);
+    load_panel(&state, &signed_in, &review_id, query, None, htmx)
+        .await?
+        .update_of(&[comment_id.as_str()], false)
+        .respond(htmx)
+}
+
+/// How many threads one request may ask for by id.
+const MAX_IDS: usize = 200;
+
+#[derive(Deserialize)]
+struct IdsQuery {
+    #[serde(default)]
+    ids: String,
+}
+
+/// Several threads by id (`?ids=a,b,c`), as the page loads them when the reader comes close.
+async fn some(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    headers: HeaderMap,
+    Path(review_id): Path<String>,
+    Query(query): Query<IdsQuery>,
+) -> Result<Response, WebError> {
+    let htmx = is_htmx(&headers);
+    let ids: Vec<&str> = query
+        .ids
+        .split(',')
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .collect();
+    if ids.len() > MAX_IDS {
+        return Err(WebError::bad_form(
+            &format!("Ask for at most {MAX_IDS} threads at a time."),
+            htmx,
+        ));
+    }
+    let screen = ScreenQuery::of_current_page(&headers);
+    load_panel(&state, &signed_in, &review_id, screen, None, htmx)
+        .await?
+        .update_of(&ids, false)
+        .respond(htmx)
+}
+
+/// What the page holds: `id:stamp` for each thread it shows, separated by spaces.
+#[derive(Deserialize)]
+struct SyncForm {
+    #[serde(default)]
+    seen: String,
+}
+
+/// The threads that changed since the page got them: new ones and those whose stamp differs,
+/// the ids it holds that are no longer shown, and the counts. What a live change asks for.
+async fn sync(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    headers: HeaderMap,
+    Path(review_id): Path<String>,
+    CsrfForm(form): CsrfForm<SyncForm>,
+) -> Result<Response, WebError> {
+    let htmx = is_htmx(&headers);
+    let seen: HashMap<&str, &str> = form
+        .seen
+        .split_whitespace()
+        .map(|item| item.split_once(':').unwrap_or((item, "")))
+        .collect();
+    let query = ScreenQuery::of_current_page(&headers);
+    let panel = load_panel(&state, &signed_in, &review_id, query, None, htmx).await?;
+    let shown: HashSet<&str> = panel.threads().map(|t| t.comment.id.as_str()).collect();
+    let removed = seen
+        .keys()
+        .filter(|id| !shown.contains(**id))
+        .map(|id| (*id).to_string())
+        .collect();
+    let changed: HashSet<String> = panel
+        .threads()
+        .filter(|t| seen.get(t.comment.id.as_str()) != Some(&t.view.as_str()))
+        .map(|t| t.comment.id.clone())
+        .collect();
+    panel
+        .into_update(|t| changed.contains(&t.comment.id), removed, true)
+        .respond(htmx)
+}
