@@ -98,6 +98,9 @@ pub struct Thread {
     pub view: String,
     /// Its group: `document`, `anchored` or `orphaned`.
     pub group: &'static str,
+    /// Rendered in short (what the highlights and the layout need, no words): the page loads
+    /// the card as the reader comes close.
+    pub stub: bool,
 }
 
 impl Thread {
@@ -273,6 +276,11 @@ impl Panel {
     }
 }
 
+/// How many threads the whole panel renders as cards, in its order (the top of the document,
+/// where a reader starts); the others come in short and are loaded as the reader comes close,
+/// which keeps the page small at a thousand comments.
+pub const WHOLE_CARDS: usize = 30;
+
 /// Builds the panel for `review` seen on `version_id` by `signed_in`.
 pub async fn build_panel(
     state: &AppState,
@@ -334,6 +342,7 @@ pub async fn build_panel(
             stamp: threads::stamp_of(&comment),
             view: view_stamp(&comment),
             group: "anchored",
+            stub: false,
             comment,
         };
         let mut thread = thread;
@@ -352,6 +361,15 @@ pub async fn build_panel(
             .cmp(&b.order)
             .then_with(|| a.comment.id.cmp(&b.comment.id))
     });
+    // The page holds the first threads whole and the rest in short (see `Thread::stub`).
+    for thread in document
+        .iter_mut()
+        .chain(anchored.iter_mut())
+        .chain(orphaned.iter_mut())
+        .skip(WHOLE_CARDS)
+    {
+        thread.stub = true;
+    }
     authors.sort_by(|a, b| a.1.cmp(&b.1));
     let shown = document.len() + anchored.len() + orphaned.len();
     Ok(Panel {
@@ -459,7 +477,11 @@ impl Panel {
         for group in [&mut self.document, &mut self.anchored, &mut self.orphaned] {
             let (keep, rest): (Vec<Thread>, Vec<Thread>) =
                 std::mem::take(group).into_iter().partition(&mut wanted);
-            threads.extend(keep);
+            // An update always brings whole cards.
+            threads.extend(keep.into_iter().map(|thread| Thread {
+                stub: false,
+                ..thread
+            }));
             // The counts are made from what stays; nothing else is rendered.
             *group = rest;
         }

@@ -174,8 +174,8 @@ async fn a_document_comment_from_the_phone_drawer() {
     browser.click("#drawer-toggle").await;
     browser
         .wait_for(
-            "document.getElementById('review').classList.contains('drawer-open')",
-            "the drawer",
+            "document.getElementById('review').classList.contains('drawer-open') && document.getElementById('comments-column').getAnimations().length === 0",
+            "the drawer open and still",
         )
         .await;
     browser.click("#comment-document").await;

@@ -15,7 +15,7 @@ use crate::web::review::{PASSWORD, review_of, setup};
 
 /// Records, from before the page's own scripts run, every style-policy violation and every
 /// request the page makes (XHR and fetch: method, path, status, size, and the answer's shape).
-const RECORDER: &str = r#"
+pub const RECORDER: &str = r#"
 window.__csp = [];
 document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.sourceFile}:${e.lineNumber} ${e.sample}`));
 window.__requests = [];
@@ -54,7 +54,7 @@ pub async fn recording_browser(server: &Server, size: (u32, u32)) -> Browser {
 }
 
 /// The requests recorded since the last call (and forgets them).
-async fn take_requests(browser: &Browser) -> Vec<Value> {
+pub async fn take_requests(browser: &Browser) -> Vec<Value> {
     let value = browser
         .run(
             "const r = window.__requests || []; window.__requests = []; return r;",
@@ -65,7 +65,7 @@ async fn take_requests(browser: &Browser) -> Vec<Value> {
 }
 
 /// Every style-policy violation the page reported.
-async fn violations(browser: &Browser) -> Value {
+pub async fn violations(browser: &Browser) -> Value {
     browser.run("return window.__csp || null;", vec![]).await
 }
 
@@ -87,10 +87,15 @@ fn document(paragraphs: usize) -> String {
 /// A review of 40 paragraphs with a comment on every even one; its id and the comments' ids in
 /// document order.
 async fn seeded(api: &Client) -> (String, Vec<String>) {
-    let review = api.upload("Long plan", &document(40)).await;
+    seeded_with(api, 40).await
+}
+
+/// A review of `paragraphs` paragraphs with a comment on every even one.
+async fn seeded_with(api: &Client, paragraphs: usize) -> (String, Vec<String>) {
+    let review = api.upload("Long plan", &document(paragraphs)).await;
     let id = review.review_id.clone();
     let mut ids = Vec::new();
-    for i in (0..40).step_by(2) {
+    for i in (0..paragraphs).step_by(2) {
         let written = api
             .note_on(
                 &id,
@@ -835,4 +840,185 @@ fn urlencode(text: &str) -> String {
             }
         })
         .collect()
+}
+
+/// Whether the thread `comment` is held in short (its card not loaded).
+async fn is_stub(browser: &Browser, comment: &str) -> bool {
+    browser
+        .run(
+            &format!(
+                "return document.getElementById('thread-{comment}').classList.contains('stub');"
+            ),
+            vec![],
+        )
+        .await
+        == json!(true)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_panel_holds_far_threads_in_short_and_loads_them_as_the_reader_comes_close() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    server.create_user_with_password("grace@example.com", "Grace Hopper", &[], PASSWORD);
+    let (id, comments) = seeded_with(&api, 200).await;
+    assert_eq!(comments.len(), 100);
+
+    // The page: the first 30 threads whole, the others in short.
+    let session = server.sign_in("ada@example.com", PASSWORD).await;
+    let page = session.get(&format!("/reviews/{id}")).await;
+    assert_eq!(page.text.matches("<article ").count(), 100);
+    assert_eq!(page.text.matches("class=\"thread stub").count(), 70);
+    assert!(page.text.contains("Comment on paragraph 58,"));
+    assert!(
+        !page.text.contains("Comment on paragraph 60,"),
+        "no words of far threads"
+    );
+
+    let browser = recording_browser(&server, WIDE).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    open_screen(&browser, &id, comments.len()).await;
+    let far = &comments[90];
+    assert!(
+        is_stub(&browser, far).await,
+        "far from the reader, held in short"
+    );
+
+    // Scrolled close, it loads (with others near it), words and all.
+    browser
+        .run(
+            &format!(
+                "const card = document.getElementById('thread-{far}'); \
+                      window.scrollTo(0, card.getBoundingClientRect().top + window.scrollY - 200);"
+            ),
+            vec![],
+        )
+        .await;
+    browser
+        .wait_for(
+            &format!("document.querySelector('#thread-{far}:not(.stub) .body')?.textContent.includes('Comment on paragraph 180,')"),
+            "the far card loaded",
+        )
+        .await;
+    let requests = take_requests(&browser).await;
+    let loads: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["path"].as_str().unwrap_or("").ends_with("/threads"))
+        .collect();
+    assert!(!loads.is_empty(), "{requests:#?}");
+    assert!(
+        loads
+            .iter()
+            .all(|r| r["update"] == true && r["status"] == 200),
+        "{loads:#?}"
+    );
+    assert!(
+        is_stub(&browser, &comments[40]).await,
+        "threads far from here stay short"
+    );
+
+    // Made current by the keyboard (k from the start: the last thread), it loads and is focused.
+    browser
+        .run(
+            "window.scrollTo(0, 0); document.activeElement?.blur();",
+            vec![],
+        )
+        .await;
+    let last = comments.last().expect("a last");
+    browser
+        .driver
+        .action_chain()
+        .send_keys("k")
+        .perform()
+        .await
+        .expect("k");
+    browser
+        .wait_for(
+            &format!("document.querySelector('#thread-{last}:not(.stub).is-active') && document.activeElement?.id === 'thread-{last}'"),
+            "the last thread loaded, current and focused",
+        )
+        .await;
+    // Resolved from the keyboard once loaded: one thread back, one line.
+    browser
+        .driver
+        .action_chain()
+        .send_keys("e")
+        .perform()
+        .await
+        .expect("e");
+    browser
+        .wait_for(
+            &format!("document.getElementById('thread-{last}').classList.contains('is-closed')"),
+            "resolved",
+        )
+        .await;
+    assert_eq!(status_of(&api, &id, last).await, CommentStatus::Closed);
+
+    // A comment from elsewhere lands at its place among short threads.
+    let grace = server.sign_in("grace@example.com", PASSWORD).await;
+    let written = grace
+        .post(
+            &format!("/api/reviews/{id}/comments"),
+            &json!({ "body": "Grace on 151.", "locator": { "quote": { "exact": "Paragraph 151 says" } } }),
+        )
+        .await;
+    let new = written.expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    browser
+        .wait_for(
+            &format!("document.getElementById('thread-{new}')"),
+            "Grace's thread",
+        )
+        .await;
+    let neighbours = browser
+        .run(
+            &format!("const card = document.getElementById('thread-{new}'); \
+                      return [card.previousElementSibling?.dataset.comment, card.nextElementSibling?.dataset.comment];"),
+            vec![],
+        )
+        .await;
+    assert_eq!(neighbours, json!([comments[75], comments[76]]));
+    assert_eq!(
+        violations(&browser).await,
+        json!([]),
+        "no style-policy violation"
+    );
+    browser.quit().await;
+
+    // On a phone: scrolling the drawer loads the cards that come into it.
+    let phone = recording_browser(&server, NARROW).await;
+    phone.sign_in("ada@example.com", PASSWORD).await;
+    open_screen(&phone, &id, comments.len() + 1).await;
+    phone.click("#drawer-toggle").await;
+    phone
+        .wait_for(
+            "document.getElementById('review').classList.contains('drawer-open') && document.getElementById('comments-column').getAnimations().length === 0",
+            "the drawer open and still",
+        )
+        .await;
+    let target = &comments[50];
+    assert!(is_stub(&phone, target).await);
+    phone
+        .run(
+            &format!(
+                "document.getElementById('thread-{target}').scrollIntoView({{ block: 'center' }});"
+            ),
+            vec![],
+        )
+        .await;
+    phone
+        .wait_for(
+            &format!("document.querySelector('#thread-{target}:not(.stub) .body')?.textContent.includes('Comment on paragraph 100,')"),
+            "the card loaded in the drawer",
+        )
+        .await;
+    assert_eq!(
+        violations(&phone).await,
+        json!([]),
+        "no style-policy violation"
+    );
+    phone.quit().await;
 }

@@ -103,7 +103,9 @@ export function apply(html) {
         for (const name of ["is-active", "is-expanded"]) {
           if (old.classList.contains(name)) node.classList.add(name);
         }
+        const focused = document.activeElement === old;
         old.replaceWith(node);
+        if (focused) node.focus({ preventScroll: true });
       } else {
         old?.remove();
         insertInOrder(current, node);

@@ -15,7 +15,7 @@ import { Highlighter } from "./highlight.js";
 import { placeCards, unplaceCards } from "./layout.js";
 import { clearDraft, loadDraft, saveDraft } from "../drafts.js";
 import { showToast } from "../app.js";
-import { afterApply, apply, isUpdate, refresh, sync } from "./panel.js";
+import { afterApply, apply, isUpdate, load, refresh, sync } from "./panel.js";
 
 const root = /** @type {HTMLElement} */ (document.getElementById("review"));
 const frame = /** @type {HTMLIFrameElement} */ (document.getElementById("doc-frame"));
@@ -84,6 +84,8 @@ function onFrameLoad() {
   doc.addEventListener("keydown", onKeyDown);
   drawThreads();
   root.classList.add("frame-ready");
+  const shown = panel();
+  if (shown) requestAnimationFrame(() => watchStubs(shown));
   // When the screen became usable: the document shown, every highlight drawn, handlers in place.
   if (!performance.getEntriesByName("review-ready").length) performance.mark("review-ready");
   afterFrameReady.splice(0).forEach((callback) => callback());
@@ -283,6 +285,7 @@ function layout() {
  */
 function activate(id, { scrollDocument = true, focusCard = true } = {}) {
   activeId = id;
+  if (document.getElementById(`thread-${id}`)?.classList.contains("stub")) want(id, true);
   for (const element of threadElements()) {
     element.classList.toggle("is-active", element.dataset.comment === id);
   }
@@ -313,6 +316,57 @@ function moveActive(step) {
   const at = threads.findIndex((element) => element.dataset.comment === activeId);
   const next = at === -1 ? (step > 0 ? 0 : threads.length - 1) : (at + step + threads.length) % threads.length;
   activate(threads[next].dataset.comment ?? "");
+}
+
+// ---------------------------------------------------------------------------------------
+// Threads the page holds in short (past the first cards) are loaded as the reader comes close
+// to them, and at once when one is made current.
+
+/** Ids to load, and ids on their way. */
+const wanted = new Set();
+const requested = new Set();
+let wantTimer = 0;
+
+/** Asks for the card of `id` (soon, with others; or now). */
+function want(id, now = false) {
+  if (!id || requested.has(id)) return;
+  wanted.add(id);
+  if (now) {
+    window.clearTimeout(wantTimer);
+    wantTimer = 0;
+    loadWanted();
+  } else if (!wantTimer) {
+    wantTimer = window.setTimeout(loadWanted, 30);
+  }
+}
+
+async function loadWanted() {
+  wantTimer = 0;
+  const ids = [...wanted].slice(0, 100);
+  for (const id of ids) {
+    wanted.delete(id);
+    requested.add(id);
+  }
+  if (wanted.size > 0) wantTimer = window.setTimeout(loadWanted, 0);
+  try {
+    await load(ids);
+  } finally {
+    for (const id of ids) requested.delete(id);
+  }
+}
+
+const nearStubs = new IntersectionObserver(
+  (entries) => {
+    for (const entry of entries) {
+      if (entry.isIntersecting) want(/** @type {HTMLElement} */ (entry.target).dataset.comment ?? "");
+    }
+  },
+  { rootMargin: "1200px 0px" },
+);
+
+/** Watches every short thread under `element` (once the document is shown and laid out). */
+function watchStubs(element) {
+  for (const stub of element.querySelectorAll(".thread.stub")) nearStubs.observe(stub);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -407,6 +461,19 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
+/** The newest comments revision the events stream announced. */
+let latestRevision = 0;
+
+/** Whether a write of the screen is on its way (htmx marks its form meanwhile). */
+function writing() {
+  return document.querySelector("#panel form.htmx-request, #composer-slot form.htmx-request") !== null;
+}
+
+/** Asks for the threads changed since the page got them, unless a write's answer will come first. */
+function syncUnlessWriting() {
+  if (!writing() && Number(panel()?.dataset.revision) < latestRevision) sync();
+}
+
 // A write's answer (a form in the panel, the composer): the thread written and the counts, put
 // in place; a successful write first clears the draft it came from (the new card would restore
 // it). Refusals shown as notices (retargeted to the toasts) are htmx's.
@@ -415,6 +482,8 @@ document.body.addEventListener("htmx:afterRequest", (event) => {
   const form = detail.requestConfig?.elt;
   const xhr = /** @type {XMLHttpRequest | undefined} */ (detail.xhr);
   if (!(form instanceof HTMLFormElement) || !xhr || !form.closest("#panel, #composer-slot")) return;
+  // Changes announced while the write was on its way that its answer does not cover.
+  window.setTimeout(syncUnlessWriting, 0);
   if (xhr.getResponseHeader("HX-Retarget")) return;
   const status = xhr.status;
   if (status >= 200 && status <= 299) {
@@ -474,6 +543,8 @@ function afterPanelChange(applied) {
   if (applied.whole) {
     cardSizes.disconnect();
     for (const card of current.querySelectorAll(".thread")) cardSizes.observe(card);
+    nearStubs.disconnect();
+    if (map) watchStubs(current);
   } else {
     for (const id of applied.changed) {
       const card = document.getElementById(`thread-${id}`);
@@ -708,9 +779,10 @@ function followEvents() {
   let timer = 0;
   source.addEventListener("comments", (event) => {
     const data = JSON.parse(/** @type {MessageEvent} */ (event).data);
-    if (String(data.commentsRevision) === panel()?.dataset.revision) return;
+    latestRevision = Math.max(latestRevision, Number(data.commentsRevision));
+    // One's own write brings its thread itself: ask only for what its answer does not cover.
     clearTimeout(timer);
-    timer = window.setTimeout(sync, 20);
+    timer = window.setTimeout(syncUnlessWriting, 20);
   });
   source.addEventListener("version", (event) => {
     const data = JSON.parse(/** @type {MessageEvent} */ (event).data);
