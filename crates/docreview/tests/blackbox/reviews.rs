@@ -191,6 +191,7 @@ async fn create_with_html_returns_every_review_field() {
             id: ada_id,
             provider: Provider::Local,
             display_name: "Ada Lovelace".into(),
+            handle: "ada".into(),
         }
     );
     assert_eq!(review.role, Role::Owner);
