@@ -1962,3 +1962,47 @@ async fn reviews_export_writes_what_the_api_serves() {
         &["not found"],
     );
 }
+
+/// `docreview notifications [--unread] [--read-all]`, as text and as the API's JSON.
+#[tokio::test]
+async fn notifications_are_listed_and_marked_read_from_the_terminal() {
+    let server = Server::start();
+    let config = tempfile::tempdir().expect("config dir");
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let bob = server.user("bob@example.com", "Bob", &[], "comments");
+    let review = ada.upload("Plan", support::SAMPLE_HTML).await;
+    bob.post(
+        &format!("/api/reviews/{}/comments", review.review_id),
+        &serde_json::json!({ "body": "hello @ada" }),
+    )
+    .await
+    .expect(201);
+    let token = ada.token().expect("token");
+    let mut listed = Value::Null;
+    for _ in 0..250 {
+        listed = json_of(&as_user(
+            config.path(),
+            &server,
+            token,
+            &["notifications", "--unread", "--json"],
+        ));
+        if listed["unreadCount"] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(listed["unreadCount"], 1, "{listed}");
+    assert_eq!(listed["notifications"][0]["reason"], "mention");
+    let text = text_of(&as_user(config.path(), &server, token, &["notifications"]));
+    assert!(text.contains("mention"), "{text}");
+    assert!(text.contains("Plan: hello @ada"), "{text}");
+    assert!(text.ends_with("1 unread"), "{text}");
+    let after = json_of(&as_user(
+        config.path(),
+        &server,
+        token,
+        &["notifications", "--read-all", "--json"],
+    ));
+    assert_eq!(after["unreadCount"], 0, "{after}");
+    assert_eq!(after["notifications"], serde_json::json!([]));
+}

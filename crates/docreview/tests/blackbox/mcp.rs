@@ -1370,3 +1370,46 @@ async fn api_pages_too_long_for_an_answer_are_asked_in_smaller_pages() {
     );
     client.cancel().await.expect("close");
 }
+
+/// `reviews_read` `notifications`: the caller's unread notifications, newest first.
+#[tokio::test]
+async fn agents_read_their_notifications() {
+    let server = Server::start();
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let bob = server.user("bob@example.com", "Bob", &[], "comments");
+    let review = ada.upload("Plan", SAMPLE_HTML).await;
+    bob.post(
+        &format!("/api/reviews/{}/comments", review.review_id),
+        &json!({ "body": "first" }),
+    )
+    .await
+    .expect(201);
+    // Ada is told of Bob's comment once the outbox has fanned it out.
+    let (client, _config) = agent(&server, ada.token().expect("token")).await;
+    let mut answer = Value::Null;
+    for _ in 0..250 {
+        answer = ok(
+            &client,
+            "reviews_read",
+            json!({ "method": "notifications" }),
+        )
+        .await;
+        if answer["unreadCount"] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(answer["unreadCount"], 1, "{answer}");
+    assert_eq!(answer["notifications"][0]["reason"], "comment");
+    assert_eq!(answer["notifications"][0]["excerpt"], "first");
+    assert!(answer["nextCursor"].is_null());
+    // Bob, who acted, has none.
+    let (client, _config) = agent(&server, bob.token().expect("token")).await;
+    let answer = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "notifications" }),
+    )
+    .await;
+    assert_eq!(answer["unreadCount"], 0, "{answer}");
+}

@@ -751,3 +751,26 @@ async fn the_reasons_rank_as_designed() {
         ["mention", "reply", "comment", "run_completed"]
     );
 }
+
+/// Two nodes on one PostgreSQL database: a mention written through node A moves the count on
+/// a stream open on node B, and so does marking read through A (`NOTIFY docreview_people`).
+#[tokio::test]
+async fn a_mention_through_one_node_moves_the_count_live_on_the_other() {
+    if !crate::support::on_postgres() {
+        eprintln!("note: two nodes need PostgreSQL; skipped");
+        return;
+    }
+    let a = Server::start();
+    let b = a.start_second_node();
+    let ada = a.user("ada@example.com", "Ada", &[], "docs,comments");
+    let bob = a.user("bob@example.com", "Bob", &[], "comments");
+    let doc = ada.upload("Plan", SAMPLE_HTML).await.review_id;
+    let mut stream = Stream::open(&b.client(bob.token())).await;
+    assert_eq!(stream.next().await, json!({ "unreadCount": 0 }));
+    comment(&ada, &doc, "@bob look").await;
+    assert_eq!(stream.next().await, json!({ "unreadCount": 1 }));
+    bob.post("/api/notifications/read", &json!({ "all": true }))
+        .await
+        .expect(200);
+    assert_eq!(stream.next().await, json!({ "unreadCount": 0 }));
+}
