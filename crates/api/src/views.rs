@@ -243,6 +243,31 @@ pub struct BatchWritten {
     pub comment: CommentView,
 }
 
+/// `POST /api/reviews/{id}/import-annotations`: what was written, and each annotation that was
+/// not, by its place in the file.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AnnotationImport {
+    /// Comments written (on the latest version).
+    pub imported: usize,
+    /// Replies written under them.
+    pub replies: usize,
+    pub comments_revision: i64,
+    pub failed: Vec<ImportFailure>,
+}
+
+/// One annotation of an import that was not written.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportFailure {
+    /// Its place in the file's list of annotations (from 0).
+    pub index: usize,
+    /// Its id in the file, if it has one.
+    pub id: Option<String>,
+    pub error: ImportItemError,
+    pub message: String,
+}
+
 /// Why one item of a batch was not written, and for a quote, what it may have meant.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -78,6 +78,15 @@ word_enum!(Category {
 });
 word_enum!(CommentStatus { Open => "open", Closed => "closed" });
 word_enum!(
+    /// Why one annotation of an import was not written.
+    ImportItemError {
+        NotAComment => "not_a_comment",
+        QuoteNotFound => "quote_not_found",
+        InvalidRequest => "invalid_request",
+        ParentNotImported => "parent_not_imported",
+    }
+);
+word_enum!(
     /// What `GET /api/reviews/{id}/export` writes: a W3C Web Annotation collection, docreview's
     /// own lossless file, a table, or a readable report.
     ExportFormat { W3c => "w3c", Native => "native", Csv => "csv", Markdown => "markdown" }

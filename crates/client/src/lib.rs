@@ -357,6 +357,17 @@ impl Client {
         Ok(bytes.to_vec())
     }
 
+    /// Writes in annotations made elsewhere (a W3C Web Annotation file or a Hypothesis
+    /// export); the report says what was written and what was not.
+    pub async fn import_annotations(
+        &self,
+        review_id: &str,
+        file: &serde_json::Value,
+    ) -> Result<AnnotationImport> {
+        let path = format!("/api/reviews/{}/import-annotations", segment(review_id));
+        self.call_json(Method::POST, &path, file).await
+    }
+
     /// Uploads an HTML file as a new document.
     pub async fn import_html(
         &self,

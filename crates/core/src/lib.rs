@@ -11,6 +11,7 @@ pub mod export;
 pub mod handles;
 pub mod identity;
 pub mod ids;
+pub mod import;
 pub mod limit;
 pub mod model;
 pub mod outbox;

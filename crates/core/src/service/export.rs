@@ -1,15 +1,20 @@
 //! `GET /api/reviews/{id}/export`: a review written out in one of the formats of
-//! [`crate::export`].
+//! [`crate::export`]; `POST /api/reviews/{id}/import-annotations`: annotations made elsewhere
+//! ([`crate::import`]) written in.
 
 use std::collections::HashMap;
 
-use docreview_api::words::{ExportFormat, Role};
+use docreview_api::requests::{NewComment, NewReply, StatusChange};
+use docreview_api::views::{AnnotationImport, ImportFailure};
+use docreview_api::wire::Locator;
+use docreview_api::words::{CommentStatus, ExportFormat, ImportItemError, Role};
 
 use super::Service;
 use crate::access::{self, Actor, Operation};
 use crate::clock::rfc3339;
 use crate::error::{Error, Result};
 use crate::export::{self, Export, Exported, Person, VersionSource};
+use crate::import;
 
 impl Service {
     /// The review as the caller reads it, in `format` (`w3c`, `native`, `csv`, `markdown`).
@@ -108,4 +113,148 @@ fn everyone_named(review: &docreview_api::views::ReviewView) -> Vec<String> {
     ids.sort();
     ids.dedup();
     ids
+}
+
+impl Service {
+    /// `POST /api/reviews/{id}/import-annotations`: annotations from a W3C Web Annotation file
+    /// or a Hypothesis export, written as the caller's comments and replies on the latest
+    /// version (who wrote each, and when, kept in its body). An annotation that cannot be
+    /// written (not a comment, a quote not in the text, a reply whose thread did not come in)
+    /// is reported by its place in the file and the rest are written; a refusal of the whole
+    /// request (the document, the caller's rights) stops it, keeping what was written.
+    pub async fn import_annotations(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        file: &serde_json::Value,
+    ) -> Result<AnnotationImport> {
+        access::permit(actor, Operation::Comment)?;
+        let (head, _) = self.visible(actor, review_id).await?;
+        let list = import::annotations(file).map_err(Error::invalid)?;
+        let mut report = AnnotationImport {
+            imported: 0,
+            replies: 0,
+            comments_revision: head.review.comments_revision,
+            failed: Vec::new(),
+        };
+        let fail = |report: &mut AnnotationImport, index, id: &Option<String>, error, message| {
+            report.failed.push(ImportFailure {
+                index,
+                id: id.clone(),
+                error,
+                message,
+            });
+        };
+        // The comment each annotation of the file became: its own, or its thread's.
+        let mut threads: HashMap<String, String> = HashMap::new();
+        let mut replies = Vec::new();
+        for (index, annotation) in list.iter().enumerate() {
+            let incoming = match import::read(annotation) {
+                Ok(incoming) => incoming,
+                Err(message) => {
+                    let id = annotation
+                        .get("id")
+                        .and_then(|id| id.as_str())
+                        .map(str::to_string);
+                    fail(
+                        &mut report,
+                        index,
+                        &id,
+                        ImportItemError::NotAComment,
+                        message,
+                    );
+                    continue;
+                }
+            };
+            if incoming.body.trim().is_empty() {
+                let message = "the annotation has no text to write".to_string();
+                fail(
+                    &mut report,
+                    index,
+                    &incoming.source_id,
+                    ImportItemError::NotAComment,
+                    message,
+                );
+                continue;
+            }
+            if incoming.reply_to.is_some() {
+                replies.push((index, incoming));
+                continue;
+            }
+            let input = NewComment {
+                body: import::body_with_attribution(&incoming),
+                category: incoming.category,
+                locator: incoming.quote.clone().map(|quote| Locator {
+                    quote: Some(quote),
+                    ..Locator::default()
+                }),
+                base_comments_revision: None,
+            };
+            match self.add_comment(actor, review_id, input).await {
+                Ok(written) => {
+                    report.imported += 1;
+                    report.comments_revision = written.comments_revision;
+                    if let Some(id) = &incoming.source_id {
+                        threads.insert(id.clone(), written.comment.id.clone());
+                    }
+                    if incoming.status == Some(CommentStatus::Closed) {
+                        let change = StatusChange {
+                            status: CommentStatus::Closed,
+                            base_comments_revision: None,
+                        };
+                        let closed = self
+                            .set_status(actor, review_id, &written.comment.id, change)
+                            .await?;
+                        report.comments_revision = closed.comments_revision;
+                    }
+                }
+                Err(error) => {
+                    let (code, message) = item_error(error)?;
+                    fail(&mut report, index, &incoming.source_id, code, message);
+                }
+            }
+        }
+        for (index, incoming) in replies {
+            let parent = incoming.reply_to.as_deref().unwrap_or_default();
+            let Some(comment_id) = threads.get(parent).cloned() else {
+                let message = format!("it answers `{parent}`, which was not imported");
+                fail(
+                    &mut report,
+                    index,
+                    &incoming.source_id,
+                    ImportItemError::ParentNotImported,
+                    message,
+                );
+                continue;
+            };
+            let input = NewReply {
+                body: import::body_with_attribution(&incoming),
+                run_id: None,
+                base_comments_revision: None,
+            };
+            match self.reply(actor, review_id, &comment_id, input).await {
+                Ok(written) => {
+                    report.replies += 1;
+                    report.comments_revision = written.comments_revision;
+                    if let Some(id) = incoming.source_id.clone() {
+                        threads.insert(id, comment_id);
+                    }
+                }
+                Err(error) => {
+                    let (code, message) = item_error(error)?;
+                    fail(&mut report, index, &incoming.source_id, code, message);
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// What an annotation's own refusal says in the report; any other refusal stops the import.
+fn item_error(error: Error) -> Result<(ImportItemError, String)> {
+    match error {
+        Error::QuoteNotFound { message, .. } => Ok((ImportItemError::QuoteNotFound, message)),
+        Error::InvalidRequest(message) => Ok((ImportItemError::InvalidRequest, message)),
+        other => Err(other),
+    }
 }

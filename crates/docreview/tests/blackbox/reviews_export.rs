@@ -392,3 +392,184 @@ async fn refusals_are_the_json_error_body() {
         .await
         .expect_error(401, "unauthorized");
 }
+
+/// Our own W3C export written into another document with the same text: every comment comes
+/// back on its passage with its category and status, replies in their threads, authors named.
+#[tokio::test]
+async fn a_w3c_export_imports_into_another_document() {
+    let server = Server::start();
+    let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
+    let id = discussed(&owner).await;
+    let exported = owner.get(&export_path(&id, "w3c")).await;
+    let file: Value = serde_json::from_str(&exported.text).expect("JSON-LD");
+    let copy = owner.upload("Copy", SAMPLE_HTML).await.review_id;
+
+    let report = owner
+        .api()
+        .import_annotations(&copy, &file)
+        .await
+        .expect("imported");
+    assert_eq!((report.imported, report.replies), (4, 1), "{report:?}");
+    assert!(report.failed.is_empty(), "{report:?}");
+    let read = owner.api().review(&copy, false).await.expect("read");
+    assert_eq!(read.comments_revision, report.comments_revision);
+    let fox = read
+        .comments
+        .iter()
+        .find(|c| c.body.starts_with("Say *how* quick."))
+        .expect("the fox comment");
+    assert_eq!(fox.category, Category::Revise);
+    assert_eq!(
+        fox.anchor.quote.as_ref().map(|q| q.exact.as_str()),
+        Some("quick brown fox")
+    );
+    assert!(fox.body.contains("*Imported: Owner, "), "{}", fox.body);
+    let dog = read
+        .comments
+        .iter()
+        .find(|c| {
+            c.anchor
+                .quote
+                .as_ref()
+                .is_some_and(|q| q.exact == "lazy dog")
+        })
+        .expect("the dog comment");
+    assert_eq!(dog.status, CommentStatus::Closed);
+    assert_eq!(dog.thread.len(), 1);
+    assert!(dog.thread[0].body.starts_with("-1 from me"));
+    let section = read
+        .comments
+        .iter()
+        .find(|c| c.body.starts_with("On the details"))
+        .expect("the section comment");
+    assert!(section.anchor.quote.is_none(), "{section:?}");
+}
+
+/// A Hypothesis export: notes on passages, a reply, a page note, and what cannot come in,
+/// each reported by its place while the rest is written.
+#[tokio::test]
+async fn a_hypothesis_export_imports_with_a_report_of_what_did_not() {
+    let server = Server::start();
+    let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
+    let id = owner.upload("Hypothesis", SAMPLE_HTML).await.review_id;
+    let quote = |exact: &str, prefix: &str| {
+        serde_json::json!([{ "source": "https://example.com/doc", "selector": [
+            { "type": "RangeSelector", "startContainer": "/main[1]/p[1]", "startOffset": 4 },
+            { "type": "TextPositionSelector", "start": 9999, "end": 10010 },
+            { "type": "TextQuoteSelector", "exact": exact, "prefix": prefix, "suffix": "" }
+        ]}])
+    };
+    let file = serde_json::json!({
+        "export_date": "2026-11-01T10:00:00Z",
+        "annotations": [
+            { "id": "h1", "text": "Which fox?", "user": "acct:grace@hypothes.is",
+              "user_info": { "display_name": "Grace Hopper" }, "created": "2026-10-01T09:00:00Z",
+              "uri": "https://example.com/doc", "target": quote("quick brown fox", "The ") },
+            { "id": "h2", "text": "The red one.", "user": "acct:alan@hypothes.is",
+              "created": "2026-10-02T09:00:00Z", "uri": "https://example.com/doc",
+              "references": ["h1"], "target": [{ "source": "https://example.com/doc" }] },
+            { "id": "h3", "text": "A page note.", "user": "acct:alan@hypothes.is",
+              "uri": "https://example.com/doc", "target": [{ "source": "https://example.com/doc" }] },
+            { "id": "h4", "text": "Gone.", "uri": "https://example.com/doc",
+              "target": quote("a passage this document never had", "") },
+            { "id": "h5", "text": "", "uri": "https://example.com/doc", "target": quote("lazy dog", "") },
+            { "id": "h6", "text": "Orphan reply.", "uri": "x", "references": ["h404"] },
+            "not an annotation"
+        ]
+    });
+    let reply = owner
+        .post(&format!("/api/reviews/{id}/import-annotations"), &file)
+        .await;
+    let report = reply.expect(200);
+    assert_eq!(report["imported"], 2, "{report}");
+    assert_eq!(report["replies"], 1, "{report}");
+    let failed: Vec<(u64, &str)> = report["failed"]
+        .as_array()
+        .expect("failed")
+        .iter()
+        .map(|f| (f["index"].as_u64().unwrap(), f["error"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            (3, "quote_not_found"),
+            (4, "not_a_comment"),
+            (6, "not_a_comment"),
+            (5, "parent_not_imported"),
+        ],
+        "{report}"
+    );
+    let read = owner.api().review(&id, false).await.expect("read");
+    let fox = read
+        .comments
+        .iter()
+        .find(|c| c.body.starts_with("Which fox?"))
+        .expect("h1");
+    assert_eq!(
+        fox.anchor.quote.as_ref().map(|q| q.exact.as_str()),
+        Some("quick brown fox")
+    );
+    assert!(
+        fox.body
+            .ends_with("*Imported: Grace Hopper, 2026-10-01T09:00:00Z*")
+    );
+    assert_eq!(fox.thread.len(), 1);
+    assert!(
+        fox.thread[0]
+            .body
+            .starts_with("The red one.\n\n*Imported: alan, ")
+    );
+    let page_note = read
+        .comments
+        .iter()
+        .find(|c| c.body.starts_with("A page note."))
+        .expect("h3");
+    assert!(page_note.anchor.quote.is_none());
+}
+
+#[tokio::test]
+async fn an_import_that_is_not_an_annotations_file_writes_nothing() {
+    let server = Server::start();
+    let owner = server.user("owner@example.com", "Owner", &[], "docs,comments");
+    let stranger = server.user("stranger@example.com", "Stranger", &[], "comments");
+    let reader_only = server.user("reader@example.com", "Reader", &[], "docs");
+    let id = owner
+        .create_with_access("Private", SAMPLE_HTML, AccessMode::Restricted)
+        .await
+        .review_id;
+    let path = format!("/api/reviews/{id}/import-annotations");
+    let too_many: Vec<Value> = (0..2001).map(|_| serde_json::json!({})).collect();
+    for body in [
+        serde_json::json!({ "what": "ever" }),
+        serde_json::json!(42),
+        serde_json::json!({ "type": "AnnotationCollection", "first": "nope" }),
+        Value::Array(too_many),
+    ] {
+        owner
+            .post(&path, &body)
+            .await
+            .expect_error(400, "invalid_request");
+    }
+    let malformed = owner
+        .send(
+            owner
+                .raw("POST", &path)
+                .header("content-type", "application/json")
+                .body("{ not json"),
+        )
+        .await;
+    malformed.expect_error(400, "invalid_request");
+    stranger
+        .post(&path, &serde_json::json!([]))
+        .await
+        .expect_error(404, "not_found");
+    reader_only
+        .post(&path, &serde_json::json!([]))
+        .await
+        .expect_error(403, "insufficient_scope");
+    let read = owner.api().review(&id, false).await.expect("read");
+    assert!(read.comments.is_empty());
+    // An empty list is a file with nothing in it.
+    let empty = owner.post(&path, &serde_json::json!([])).await;
+    assert_eq!(empty.expect(200)["imported"], 0);
+}

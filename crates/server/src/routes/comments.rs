@@ -5,8 +5,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use docreview_api::{
-    CommentWritten, NewComment, NewReply, Reanchor, ReplyWritten, StatusChange, StatusWritten,
-    TextEdit,
+    AnnotationImport, CommentWritten, NewComment, NewReply, Reanchor, ReplyWritten, StatusChange,
+    StatusWritten, TextEdit,
 };
 use docreview_core::access::Operation;
 use serde::Deserialize;
@@ -26,6 +26,33 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(allow(Operation::Comment, routes!(reply)))
         .routes(allow(Operation::Comment, routes!(edit_reply, cancel_reply)))
         .routes(allow(Operation::Comment, routes!(set_status)))
+        .routes(allow(Operation::Comment, routes!(import_annotations)))
+}
+
+/// Write in annotations made elsewhere: a W3C Web Annotation collection, page, list or
+/// annotation (as `export?format=w3c` writes), or a Hypothesis export (`{ annotations }`, the
+/// search API's `{ rows }`, or a list). Each becomes the caller's comment on the latest version
+/// (or a reply in its thread), anchored by its quote, with who wrote it and when at the end of
+/// its body; each one that cannot be written is reported by its place in the file, and the rest
+/// are written.
+#[utoipa::path(post, path = "/api/reviews/{review_id}/import-annotations", tag = "comments",
+    operation_id = "importAnnotations", params(ReviewPath),
+    request_body(content = Object, description = "The annotations file (JSON, at most 2,000 annotations)"),
+    responses(
+        (status = 200, description = "What was written, and each annotation that was not", body = AnnotationImport),
+        (status = 400, description = "`invalid_request`: not an annotations file, or over 2,000 annotations", body = ErrorBody),
+    ))]
+async fn import_annotations(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
+    ApiJson(file): ApiJson<serde_json::Value>,
+) -> Result<Response, ApiError> {
+    let report = state
+        .service
+        .import_annotations(&actor, &review_id, &file)
+        .await?;
+    Ok(Json(report).into_response())
 }
 
 /// `DELETE` carries its optional base revision in the query.
