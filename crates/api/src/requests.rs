@@ -208,6 +208,16 @@ pub struct MemberChange {
     pub display_name: Option<String>,
 }
 
+/// `PATCH /api/me`: what a person may change of their own profile (at least one field).
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileChange {
+    #[schema(value_type = Option<crate::schema::Handle>)]
+    pub handle: Option<String>,
+    #[schema(value_type = Option<crate::schema::DisplayName>)]
+    pub display_name: Option<String>,
+}
+
 /// The statuses an admin may set (removal is `DELETE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -385,4 +395,37 @@ pub struct DocSearchQuery {
     pub limit: Option<usize>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
+}
+
+/// `GET /api/notifications`.
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct NotificationQuery {
+    /// Only unread notifications.
+    pub unread: Option<bool>,
+    /// How many to return, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// `POST /api/notifications/read`: `{ "ids": [...] }` or `{ "all": true }`.
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationsRead {
+    /// The notifications to mark read (1 to 200 ids; others' ids are passed over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(min_items = 1, max_items = 200)]
+    pub ids: Option<Vec<String>>,
+    /// `true` marks every notification read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub all: Option<bool>,
+}
+
+/// `GET`/`PATCH /api/me/notification-settings`: how notifications reach the person by mail.
+#[derive(Debug, Clone, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct NotificationSettings {
+    /// `instant` (a mail each), `daily` (one digest a day) or `off`.
+    pub email: EmailFrequency,
 }

@@ -52,6 +52,14 @@ text_schema!(
     DisplayName => string(trimmed(200), "1 to 200 characters, not counting spaces around")
 );
 text_schema!(
+    /// A handle as sent to `PATCH /api/me`: stored in lower case, a leading `@` dropped.
+    Handle => string(
+        r"^@?[A-Za-z0-9][A-Za-z0-9._-]{0,38}$".to_string(),
+        "1 to 39 characters of a-z, 0-9, `.`, `_`, `-`, starting with a letter or digit \
+         (compared in lower case; a leading `@` is ignored)"
+    )
+);
+text_schema!(
     /// An email address: one `@`, something before it, a dotted domain after it, no spaces
     /// inside (spaces around are ignored, and it is compared in lower case).
     Email => ObjectBuilder::new()

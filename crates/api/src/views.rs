@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::secret::Secret;
-use crate::wire::{Anchor, Position, Quote, Section, User};
+use crate::wire::{Anchor, Mention, Position, Quote, Section, User};
 use crate::words::*;
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
@@ -87,6 +87,9 @@ pub struct CommentView {
     pub provisional: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The people the body mentions (`@handle`), resolved when it was written.
+    #[serde(default)]
+    pub mentions: Vec<Mention>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
@@ -104,6 +107,9 @@ pub struct MessageView {
     pub provisional: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The people the body mentions (`@handle`), resolved when it was written.
+    #[serde(default)]
+    pub mentions: Vec<Mention>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
@@ -150,6 +156,7 @@ pub struct MemberView {
     pub id: String,
     pub provider: Provider,
     pub display_name: String,
+    pub handle: String,
     pub email: String,
     pub membership: Membership,
     pub status: UserStatus,
@@ -210,6 +217,10 @@ pub struct CommentWritten {
     /// taken; clients can warn and send context.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quote_matches: Option<usize>,
+    /// Handles the body names that mention nobody: unknown, or people who cannot read the
+    /// document (which of the two is not said).
+    #[serde(default)]
+    pub unresolved_mentions: Vec<String>,
 }
 
 /// The answer to a batch of run comments.
@@ -292,6 +303,10 @@ pub struct ReplyWritten {
     pub comment: CommentView,
     pub message: MessageView,
     pub comments_revision: i64,
+    /// Handles the body names that mention nobody: unknown, or people who cannot read the
+    /// document (which of the two is not said).
+    #[serde(default)]
+    pub unresolved_mentions: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
@@ -487,4 +502,42 @@ pub struct Revoked {
 pub struct Deleted {
     pub review_id: String,
     pub deleted: bool,
+}
+
+/// One notification (DESIGN.md §8.1).
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Notification)]
+pub struct NotificationView {
+    pub id: String,
+    /// Why the person is told (the strongest of their reasons for this event).
+    pub reason: NotificationReason,
+    pub review_id: Option<String>,
+    pub review_title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment_id: Option<String>,
+    /// Who made the change (`null` when the system reports).
+    pub actor: Option<User>,
+    /// The start of the comment's or reply's body (or what happened), on one line.
+    pub excerpt: String,
+    pub created_at: String,
+    /// When it was marked read; `null` while unread.
+    pub read_at: Option<String>,
+}
+
+/// `GET /api/notifications`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationList {
+    pub notifications: Vec<NotificationView>,
+    pub next_cursor: Option<String>,
+    /// Every unread notification the person can see, not only this page's.
+    pub unread_count: i64,
+}
+
+/// The answer to `POST /api/notifications/read`, and the data of a `notification` event.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreadCount {
+    pub unread_count: i64,
 }

@@ -11,6 +11,16 @@ pub struct User {
     pub id: String,
     pub provider: Provider,
     pub display_name: String,
+    /// Their `@handle` (DESIGN.md §8.1): `[a-z0-9][a-z0-9._-]{0,38}`, unique.
+    pub handle: String,
+}
+
+/// A person a comment or reply mentions (`@handle`), as resolved when it was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Mention {
+    pub user_id: String,
+    pub handle: String,
 }
 
 /// One heading section of a version, as `dom-context` returns it.

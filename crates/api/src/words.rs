@@ -130,6 +130,15 @@ impl SharedKind {
         }
     }
 
+    /// The service principal's handle (reserved: no person can take it).
+    pub fn handle(self) -> &'static str {
+        match self {
+            SharedKind::Agent => "svc-agent",
+            SharedKind::Import => "svc-import",
+            SharedKind::Manage => "svc-manage",
+        }
+    }
+
     pub fn display_name(self) -> &'static str {
         match self {
             SharedKind::Agent => "Agent (shared token)",

@@ -666,6 +666,37 @@ impl Client {
         self.call(Method::GET, "/api/me").await
     }
 
+    /// `PATCH /api/me`: a new handle or display name (409 `already_exists` for a taken handle).
+    pub async fn update_me(&self, change: &ProfileChange) -> Result<MeView> {
+        self.call_json(Method::PATCH, "/api/me", change).await
+    }
+
+    // --- notifications -----------------------------------------------------------------------
+
+    pub async fn notifications(&self, query: &NotificationQuery) -> Result<NotificationList> {
+        self.call_query(Method::GET, "/api/notifications", query)
+            .await
+    }
+
+    /// Marks the named notifications read (`ids`), or all (`all: Some(true)`).
+    pub async fn mark_notifications_read(&self, read: &NotificationsRead) -> Result<UnreadCount> {
+        self.call_json(Method::POST, "/api/notifications/read", read)
+            .await
+    }
+
+    pub async fn notification_settings(&self) -> Result<NotificationSettings> {
+        self.call(Method::GET, "/api/me/notification-settings")
+            .await
+    }
+
+    pub async fn set_notification_settings(
+        &self,
+        settings: &NotificationSettings,
+    ) -> Result<NotificationSettings> {
+        self.call_json(Method::PATCH, "/api/me/notification-settings", settings)
+            .await
+    }
+
     pub async fn my_tokens(&self, page: &PageQuery) -> Result<TokenList> {
         self.call_query(Method::GET, "/api/me/tokens", page).await
     }

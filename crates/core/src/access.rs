@@ -70,8 +70,11 @@ pub enum Operation {
     /// Transfer ownership, change project roles.
     Grant,
     LinkProject,
-    /// Own profile, own tokens, list projects.
+    /// Own profile, own tokens, list projects, own notifications (reading).
     Account,
+    /// Changing one's own handle, name, notifications and their settings (DESIGN.md §8: a
+    /// personal token needs `comments` for §8.1 writes).
+    Profile,
     OrgRead,
     OrgWrite,
 }
@@ -91,6 +94,7 @@ impl Operation {
             Op::Grant => "grant",
             Op::LinkProject => "link_project",
             Op::Account => "account",
+            Op::Profile => "profile",
             Op::OrgRead => "org_read",
             Op::OrgWrite => "org_write",
         }
@@ -118,7 +122,7 @@ impl Operation {
         use Operation as Op;
         match self {
             Op::Read | Op::ReadSharing | Op::Account | Op::OrgRead => None,
-            Op::Run | Op::Comment => Some(Scope::Comments),
+            Op::Run | Op::Comment | Op::Profile => Some(Scope::Comments),
             Op::Deliver | Op::Manage | Op::LinkProject => Some(Scope::Docs),
             Op::ChangeSharing | Op::Grant => Some(Scope::Access),
             Op::OrgWrite => Some(Scope::Org),
@@ -381,6 +385,7 @@ mod tests {
                 id: id.into(),
                 provider: Provider::Local,
                 display_name: id.into(),
+                handle: String::new(),
             },
             email: format!("{id}@example.com"),
             membership,

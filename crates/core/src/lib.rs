@@ -8,6 +8,7 @@ pub mod clock;
 pub mod error;
 pub mod events;
 pub mod export;
+pub mod handles;
 pub mod identity;
 pub mod ids;
 pub mod limit;

@@ -1,7 +1,7 @@
 //! The records docreview keeps, as the core and the stores share them.
 
 use docreview_api::wire;
-pub use docreview_api::wire::{Section, SectionSpec, User};
+pub use docreview_api::wire::{Mention, Section, SectionSpec, User};
 pub use docreview_api::words::*;
 use serde::{Deserialize, Serialize};
 
@@ -190,6 +190,8 @@ pub struct CommentRecord {
     pub created_at: Millis,
     pub edited_at: Option<Millis>,
     pub deleted_at: Option<Millis>,
+    /// The people its body mentions, resolved when it was last written.
+    pub mentions: Vec<Mention>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,6 +205,8 @@ pub struct MessageRecord {
     pub created_at: Millis,
     pub edited_at: Option<Millis>,
     pub deleted_at: Option<Millis>,
+    /// The people its body mentions, resolved when it was last written.
+    pub mentions: Vec<Mention>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,6 +17,8 @@ pub struct VersionText {
     pub sections: Vec<Section>,
     /// Where blocks start and end in `text` (code points), for splitting words.
     pub block_breaks: Vec<usize>,
+    /// The HTML's `<title>`, if it has a non-blank one.
+    pub title: Option<String>,
 }
 
 impl VersionText {
@@ -39,6 +41,7 @@ impl VersionText {
             text: IndexedText::new(extracted.text),
             sections,
             block_breaks: extracted.block_breaks,
+            title: extracted.title,
         }
     }
 

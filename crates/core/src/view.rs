@@ -62,6 +62,7 @@ impl<'a> Users<'a> {
                 id: id.to_string(),
                 provider: Provider::Local,
                 display_name: "(unknown user)".into(),
+                handle: String::new(),
             },
             |user| (*user).clone(),
         )
@@ -171,6 +172,7 @@ fn thread_view(
                 viewer.now,
             ),
             run_id: message.run_id.clone(),
+            mentions: message.mentions.clone(),
         })
         .collect();
     let mut events = events.to_vec();
@@ -204,6 +206,7 @@ fn thread_view(
             viewer.now,
         ),
         run_id: comment.run_id.clone(),
+        mentions: comment.mentions.clone(),
     }
 }
 
@@ -342,6 +345,7 @@ mod tests {
             created_at,
             edited_at: None,
             deleted_at: None,
+            mentions: Vec::new(),
         }
     }
 

@@ -90,6 +90,13 @@ enum Command {
         #[command(flatten)]
         output: remote::Output,
     },
+    /// Your notifications (mentions, replies, comments on your documents), newest first.
+    Notifications {
+        #[command(flatten)]
+        args: remote::NotificationsArgs,
+        #[command(flatten)]
+        output: remote::Output,
+    },
     /// Serve the Model Context Protocol over stdio, for agents (with `auth login`'s credentials
     /// or DOCREVIEW_URL and DOCREVIEW_TOKEN).
     Mcp,
@@ -378,6 +385,9 @@ fn run(cli: Cli) -> std::process::ExitCode {
         }
         Command::Runs { command, output } => runtime.block_on(remote::runs(command, &output)),
         Command::Search { command, output } => runtime.block_on(remote::search(command, &output)),
+        Command::Notifications { args, output } => {
+            runtime.block_on(remote::notifications(args, &output))
+        }
         Command::Tokens { command, output } => runtime.block_on(remote::tokens(command, &output)),
         Command::Projects { command, output } => {
             runtime.block_on(remote::projects(command, &output))
@@ -510,6 +520,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         args.max_html_bytes,
     );
     service.ensure_service_accounts().await?;
+    // Accounts made before handles existed get theirs before the first request is served.
+    let assigned = service.assign_missing_handles().await?;
+    if assigned > 0 {
+        tracing::info!(count = assigned, "gave older accounts their handles");
+    }
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("binding {}", args.listen))?;

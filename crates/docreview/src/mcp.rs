@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use docreview_client::api::{
     BatchComment, BatchFailure, BatchItemError, CommentSearchQuery, CommentStatus, CommentView,
     DocSearchQuery, FindQuery, FinishRun, ListQuery, Locator, MAX_BATCH_COMMENTS, NewReply,
-    NewRunComments, Position, Quote, QuoteCandidate, ReviewView, RunStatus, RunView, StartRun,
-    StatusChange, TextEdit,
+    NewRunComments, NotificationQuery, Position, Quote, QuoteCandidate, ReviewView, RunStatus,
+    RunView, StartRun, StatusChange, TextEdit,
 };
 use docreview_client::{Client, DocumentUpload, Error, HtmlFile, VersionUpload};
 use docreview_text::IndexedText;
@@ -179,6 +179,7 @@ impl DocreviewMcp {
         match args.method {
             ReadMethod::List => self.list(args).await,
             ReadMethod::Search => self.search(args).await,
+            ReadMethod::Notifications => self.notifications(args).await,
             ReadMethod::Results => self.results(args),
             ReadMethod::Get => {
                 let id = needed(args.review_id.as_deref(), "review_id", method)?;
@@ -378,6 +379,32 @@ impl DocreviewMcp {
             |found| (json!({ "results": found.results }), found.next_cursor),
             "results",
             |at| Cursor::new("search", "", &filter, at),
+        )
+        .await
+    }
+
+    /// `notifications`: the caller's unread notifications, newest first.
+    async fn notifications(&self, args: &ReadArgs) -> Answer {
+        let client = &self.client;
+        let cursor = resume(args.cursor.as_deref(), "notifications", "", "")?.map(|c| c.at);
+        fitted(
+            move |limit| {
+                let query = NotificationQuery {
+                    unread: Some(true),
+                    limit: Some(limit),
+                    cursor: cursor.clone(),
+                };
+                async move { client.notifications(&query).await }
+            },
+            |list| {
+                let shown = json!({
+                    "notifications": list.notifications,
+                    "unreadCount": list.unread_count,
+                });
+                (shown, list.next_cursor)
+            },
+            "notifications",
+            |at| Cursor::new("notifications", "", "", at),
         )
         .await
     }

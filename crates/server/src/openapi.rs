@@ -50,6 +50,7 @@ const REQUEST_ID_HEADER: &str = "x-request-id";
         (name = "manage", description = "Title, tags, archive, sharing, ownership, deletion"),
         (name = "search", description = "Full-text search over what the caller can see"),
         (name = "account", description = "The caller's profile and personal tokens"),
+        (name = "notifications", description = "Mentions and notifications, read and live"),
         (name = "projects", description = "Projects, their roles and documents"),
         (name = "org", description = "Organization members and administrators"),
         (name = "health", description = "Liveness and readiness, without credentials"),

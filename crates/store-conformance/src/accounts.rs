@@ -73,7 +73,8 @@ pub async fn check_accounts(store: Arc<dyn Store>) {
     assert_exists(store.create_account(dup_email, None).await, "user");
     assert_eq!(store.account_by_id("usr_other").await.expect("by id"), None);
     // The same id under another email.
-    let dup_id = account("usr_alice", "alice2@example.com", Membership::Internal);
+    let mut dup_id = account("usr_alice", "alice2@example.com", Membership::Internal);
+    dup_id.user.handle = "alice2".into();
     assert_exists(store.create_account(dup_id, None).await, "user");
     assert_eq!(
         store

@@ -20,6 +20,7 @@ pub fn account(id: &str, email: &str, membership: Membership) -> Account {
             id: id.to_string(),
             provider: Provider::Local,
             display_name: format!("User {id}"),
+            handle: id.to_lowercase(),
         },
         email: email.to_string(),
         membership,
@@ -149,6 +150,7 @@ pub fn comment(review_id: &str, id: &str, author: &str, at: Millis) -> CommentRe
         created_at: at,
         edited_at: None,
         deleted_at: None,
+        mentions: Vec::new(),
     }
 }
 
@@ -163,6 +165,7 @@ pub fn message(comment: &CommentRecord, id: &str, author: &str, at: Millis) -> M
         created_at: at,
         edited_at: None,
         deleted_at: None,
+        mentions: Vec::new(),
     }
 }
 

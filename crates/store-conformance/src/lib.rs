@@ -31,6 +31,7 @@ mod events;
 pub mod fixtures;
 mod listing;
 mod manage;
+mod notifications;
 mod organization;
 mod outbox;
 mod projects;
@@ -56,6 +57,9 @@ pub use concurrency::{
 pub use events::check_document_changes_are_announced;
 pub use listing::{check_list_filters, check_list_pagination, check_list_visibility};
 pub use manage::{check_delete_review, check_update_review};
+pub use notifications::{
+    check_handles, check_mentions_round_trip, check_notification_listing_and_reading,
+};
 pub use organization::{
     check_list_accounts, check_password_hash, check_remove_account, check_the_last_admin_stays,
     check_token_listing_and_revocation, check_update_account,
@@ -174,6 +178,9 @@ macro_rules! conformance_tests {
             check_outbox_claims_and_outcomes,
             check_outbox_concurrent_claims_take_each_row_once,
             check_outbox_completion_writes_what_follows,
+            check_handles,
+            check_mentions_round_trip,
+            check_notification_listing_and_reading,
         );
     };
 }

@@ -2,7 +2,7 @@
 
 use docreview_core::model::{Account, LoginCodeRecord, Millis, SessionRecord, TokenRecord};
 use docreview_core::store::columns::{self, SESSION_WIDTH, TOKEN_WIDTH, scopes_text};
-use docreview_core::store::{AccountStore, StoreError, StoreResult};
+use docreview_core::store::{AccountStore, StoreError, StoreResult, count_param};
 use sqlx::PgConnection;
 
 use crate::PgStore;
@@ -42,8 +42,27 @@ async fn insert_token(conn: &mut PgConnection, token: &TokenRecord) -> StoreResu
     Ok(())
 }
 
-const INSERT_ACCOUNT: &str = "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+const INSERT_ACCOUNT: &str = "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at, handle) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+
+/// A taken unique key of `users`: the handle's (`users_by_handle`), or the id's or email's
+/// (`user`).
+fn taken(error: sqlx::Error) -> StoreError {
+    let on_handle = match &error {
+        sqlx::Error::Database(db) => db.constraint() == Some("users_by_handle"),
+        _ => false,
+    };
+    if on_handle {
+        StoreError::AlreadyExists("handle")
+    } else {
+        unique("user")(error)
+    }
+}
+
+/// The handle column of an account: NULL until it has one.
+fn handle_of(account: &Account) -> Option<&str> {
+    (!account.user.handle.is_empty()).then_some(account.user.handle.as_str())
+}
 
 /// Queues a change event for the document's current revisions. `NOTIFY` is transactional:
 
@@ -65,9 +84,10 @@ impl AccountStore for PgStore {
             .bind(a.is_admin)
             .bind(password_hash)
             .bind(a.created_at)
+            .bind(handle_of(a))
             .execute(&self.pool)
             .await
-            .map_err(unique("user"))?;
+            .map_err(taken)?;
         Ok(())
     }
 
@@ -86,9 +106,10 @@ impl AccountStore for PgStore {
             .bind(a.is_admin)
             .bind(None::<String>)
             .bind(a.created_at)
+            .bind(handle_of(a))
             .execute(&self.pool)
             .await
-            .map_err(unique("user"))?
+            .map_err(taken)?
             .rows_affected();
         if inserted == 0 && self.account_by_id(&a.user.id).await?.is_none() {
             return Err(StoreError::AlreadyExists("user"));
@@ -101,6 +122,73 @@ impl AccountStore for PgStore {
         // exactly (no dependence on the database's locale).
         self.account_where("u.email = $1", &email.to_lowercase())
             .await
+    }
+
+    async fn accounts_by_handles(&self, handles: &[String]) -> StoreResult<Vec<Account>> {
+        let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM users u WHERE u.handle = ANY($1)");
+        let rows = sqlx::query(&sql)
+            .bind(handles)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_error)?;
+        decode_all(&rows, |row| columns::account(row, 0))
+    }
+
+    async fn handles_with_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        let rows: Vec<(String,)> =
+            sqlx::query_as("SELECT handle FROM users WHERE left(handle, length($1)) = $1")
+                .bind(prefix)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(map_error)?;
+        Ok(rows.into_iter().map(|(handle,)| handle).collect())
+    }
+
+    async fn accounts_without_handle(&self, limit: usize) -> StoreResult<Vec<Account>> {
+        let sql = format!(
+            "SELECT {ACCOUNT_COLUMNS} FROM users u WHERE u.handle IS NULL \
+             ORDER BY u.created_at, u.id LIMIT $1"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(count_param(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_error)?;
+        decode_all(&rows, |row| columns::account(row, 0))
+    }
+
+    async fn assign_handle(&self, user_id: &str, handle: &str) -> StoreResult<bool> {
+        let assigned = sqlx::query("UPDATE users SET handle = $2 WHERE id = $1 AND handle IS NULL")
+            .bind(user_id)
+            .bind(handle)
+            .execute(&self.pool)
+            .await
+            .map_err(taken)?
+            .rows_affected();
+        Ok(assigned > 0)
+    }
+
+    async fn update_profile(
+        &self,
+        user_id: &str,
+        handle: Option<String>,
+        display_name: Option<String>,
+    ) -> StoreResult<()> {
+        let updated = sqlx::query(
+            "UPDATE users SET handle = coalesce($2, handle), \
+             display_name = coalesce($3, display_name) WHERE id = $1",
+        )
+        .bind(user_id)
+        .bind(handle)
+        .bind(display_name)
+        .execute(&self.pool)
+        .await
+        .map_err(taken)?
+        .rows_affected();
+        if updated == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
     }
 
     async fn account_by_id(&self, id: &str) -> StoreResult<Option<Account>> {

@@ -6,13 +6,12 @@ pub const REVIEW_COLUMNS: &str = "r.id, r.title, r.owner_id, r.access_mode, r.ta
      r.structure_revision, r.change_seq, r.created_at, r.updated_at, r.latest_version_id, v.source_hash, r.structure::text, r.project_code";
 /// The document with its latest version, for `REVIEW_COLUMNS`.
 pub const REVIEW_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_version_id";
-pub const USER_COLUMNS: &str = "u.id, u.provider, u.display_name";
-pub const ACCOUNT_COLUMNS: &str =
-    "u.id, u.provider, u.display_name, u.email, u.membership, u.status, u.is_admin, u.created_at";
+pub const USER_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle";
+pub const ACCOUNT_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle, u.email, u.membership, u.status, u.is_admin, u.created_at";
 pub const TOKEN_COLUMNS: &str = "t.id, t.user_id, t.name, t.hash, t.scopes, t.created_at, t.expires_at, t.last_used_at, t.revoked_at";
 /// A list row (`ReviewSummaryRecord`) after `REVIEW_COLUMNS`, over `SUMMARY_FROM`, for the caller
 /// whose user id is `$2` and email `$3` (the places `visibility::bind` gives them).
-pub const SUMMARY_COLUMNS: &str = "u.id, u.provider, u.display_name, \
+pub const SUMMARY_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle, \
      (SELECT a.role FROM review_access a WHERE a.review_id = r.id AND a.email = $3), \
      (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL), \
      (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL AND c.status = 'open'), \
@@ -26,9 +25,8 @@ pub const SESSION_COLUMNS: &str = "s.id, s.hash, s.user_id, s.created_at, s.expi
 pub const LOGIN_CODE_COLUMNS: &str =
     "hash, user_id, challenge, token_name, scopes, created_at, expires_at, used_at";
 pub const VERSION_COLUMNS: &str = "id, review_id, label, created_at, source_hash, sections::text";
-pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor::text, run_id, created_at, edited_at, deleted_at";
-pub const MESSAGE_COLUMNS: &str =
-    "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at";
+pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor::text, run_id, created_at, edited_at, deleted_at, mentions::text";
+pub const MESSAGE_COLUMNS: &str = "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at, mentions::text";
 pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts";
 pub const RUN_COLUMNS: &str =
     "id, review_id, kind, status, title, version_id, summary, created_by, created_at, completed_at";

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use docreview_core::events::EventKind;
 use docreview_core::model::{CommentRecord, CommentThread, MessageRecord, Millis, RunRecord, User};
-use docreview_core::store::columns::{self, to_json};
+use docreview_core::store::columns::{self, optional_list_json, to_json};
 use docreview_core::store::{CommentStore, CommentsWrite, StoreError, StoreResult};
 use sqlx::PgConnection;
 
@@ -18,9 +18,10 @@ use crate::sql::{decode_all, decode_optional};
 async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO comments (id, review_id, author_id, category, status, body, version_id, anchor, run_id, \
-         created_at, edited_at, deleted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12) \
+         created_at, edited_at, deleted_at, mentions) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::jsonb) \
          ON CONFLICT (id) DO UPDATE SET category = excluded.category, status = excluded.status, body = excluded.body, \
-         anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at",
+         anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
+         mentions = excluded.mentions",
     )
     .bind(&c.id)
     .bind(&c.review_id)
@@ -34,6 +35,7 @@ async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResu
     .bind(c.created_at)
     .bind(c.edited_at)
     .bind(c.deleted_at)
+    .bind(optional_list_json(&c.mentions))
     .execute(&mut *conn)
     .await
     .map_err(map_error)?;
@@ -42,9 +44,10 @@ async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResu
 
 async fn upsert_message(conn: &mut PgConnection, m: &MessageRecord) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO messages (id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-         ON CONFLICT (id) DO UPDATE SET body = excluded.body, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at",
+        "INSERT INTO messages (id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at, mentions) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb) \
+         ON CONFLICT (id) DO UPDATE SET body = excluded.body, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
+         mentions = excluded.mentions",
     )
     .bind(&m.id)
     .bind(&m.comment_id)
@@ -55,6 +58,7 @@ async fn upsert_message(conn: &mut PgConnection, m: &MessageRecord) -> StoreResu
     .bind(m.created_at)
     .bind(m.edited_at)
     .bind(m.deleted_at)
+    .bind(optional_list_json(&m.mentions))
     .execute(&mut *conn)
     .await
     .map_err(map_error)?;

@@ -2,7 +2,7 @@
 //! LOCKED`, so claims running at once on several nodes each take different rows, and none
 //! waits for another.
 
-use docreview_core::model::Millis;
+use docreview_core::model::{EmailFrequency, Millis};
 use docreview_core::outbox::{
     Completion, NotificationRecord, OutboxEntry, OutboxRow, Sink, SinkDepth, Withdrawn,
 };
@@ -13,11 +13,15 @@ use sqlx::PgConnection;
 use crate::PgStore;
 use crate::error::map_error;
 use crate::events::tell_people;
-use crate::sql::decode_all;
+use crate::sql::{decode_all, decode_optional};
 
 /// An outbox row as claimed, for `columns::outbox_row`.
 const OUTBOX_COLUMNS: &str = "o.id, o.sink, o.kind, o.event_id, o.target, o.payload, o.created_at, \
      o.attempts, o.claimed_by, o.next_attempt_at";
+
+/// A notification, for `columns::notification`.
+const NOTIFICATION_COLUMNS: &str = "id, user_id, event_id, reason, review_id, comment_id, message_id, \
+     actor_id, excerpt, created_at, read_at";
 
 /// Adds each entry, unless its dedupe key is taken; answers how many were added.
 pub(crate) async fn insert_entries(
@@ -210,5 +214,92 @@ impl OutboxStore for PgStore {
         .await
         .map_err(map_error)?;
         Ok(result.rows_affected())
+    }
+
+    async fn notifications_of(
+        &self,
+        user_id: &str,
+        unread_only: bool,
+        after: Option<(Millis, String)>,
+        limit: usize,
+    ) -> StoreResult<Vec<NotificationRecord>> {
+        let (after_at, after_id) = after.unzip();
+        let sql = format!(
+            "SELECT {NOTIFICATION_COLUMNS} FROM notifications WHERE user_id = $1 \
+             AND (NOT $2 OR read_at IS NULL) \
+             AND ($3::bigint IS NULL OR created_at < $3 OR (created_at = $3 AND id < $4::text)) \
+             ORDER BY created_at DESC, id DESC LIMIT $5"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(user_id)
+            .bind(unread_only)
+            .bind(after_at)
+            .bind(after_id)
+            .bind(count_param(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_error)?;
+        decode_all(&rows, |row| columns::notification(row, 0))
+    }
+
+    async fn unread_notifications(&self, user_id: &str) -> StoreResult<Vec<(Option<String>, i64)>> {
+        let rows: Vec<(Option<String>, i64)> = sqlx::query_as(
+            "SELECT review_id, count(*)::bigint FROM notifications \
+             WHERE user_id = $1 AND read_at IS NULL GROUP BY review_id",
+        )
+        .bind(user_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        Ok(rows)
+    }
+
+    async fn mark_notifications_read(
+        &self,
+        user_id: &str,
+        ids: Option<Vec<String>>,
+        at: Millis,
+    ) -> StoreResult<u64> {
+        let mut tx = self.begin().await?;
+        let changed = sqlx::query(
+            "UPDATE notifications SET read_at = $2 WHERE user_id = $1 AND read_at IS NULL \
+             AND ($3::text[] IS NULL OR id = ANY($3::text[]))",
+        )
+        .bind(user_id)
+        .bind(at)
+        .bind(ids)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_error)?
+        .rows_affected();
+        if changed > 0 {
+            tell_people(&mut tx, vec![user_id.to_string()]).await?;
+        }
+        tx.commit().await.map_err(map_error)?;
+        Ok(changed)
+    }
+
+    async fn email_frequency(&self, user_id: &str) -> StoreResult<Option<EmailFrequency>> {
+        let row = sqlx::query("SELECT email_notifications FROM users WHERE id = $1")
+            .bind(user_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_error)?;
+        decode_optional(row, |row| columns::word(row, 0, EmailFrequency::parse))
+    }
+
+    async fn set_email_frequency(
+        &self,
+        user_id: &str,
+        frequency: EmailFrequency,
+    ) -> StoreResult<bool> {
+        let changed = sqlx::query("UPDATE users SET email_notifications = $2 WHERE id = $1")
+            .bind(user_id)
+            .bind(frequency.as_str())
+            .execute(&self.pool)
+            .await
+            .map_err(map_error)?
+            .rows_affected();
+        Ok(changed > 0)
     }
 }

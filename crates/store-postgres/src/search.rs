@@ -264,7 +264,7 @@ fn comments_sql(visibility: &Visibility) -> String {
     let filters = "($6::text IS NULL OR c.status = $6::text) \
                    AND ($7::text IS NULL OR c.category = $7::text)";
     format!(
-        "SELECT h.review_id, r.title, h.comment_id, h.message_id, u.id, u.provider, u.display_name, \
+        "SELECT h.review_id, r.title, h.comment_id, h.message_id, u.id, u.provider, u.display_name, u.handle, \
            c.category, c.status, h.created_at, sn.snippet, sn.cut_before, sn.cut_after, sn.lead, sn.tail \
          FROM ( \
            SELECT w.review_id, w.comment_id, w.message_id, w.item_id, w.created_at, \
@@ -314,10 +314,10 @@ fn comment_hit(row: &dyn Columns) -> ColumnResult<CommentHit> {
         comment_id: row.text(2)?,
         message_id: row.optional_text(3)?,
         author: columns::user(row, 4)?,
-        category: columns::word(row, 7, Category::parse)?,
-        status: columns::word(row, 8, CommentStatus::parse)?,
-        created_at: row.integer(9)?,
-        snippet: Snippet::read(row, 10)?.finish(),
+        category: columns::word(row, 8, Category::parse)?,
+        status: columns::word(row, 9, CommentStatus::parse)?,
+        created_at: row.integer(10)?,
+        snippet: Snippet::read(row, 11)?.finish(),
     })
 }
 

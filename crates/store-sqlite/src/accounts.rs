@@ -1,8 +1,8 @@
 //! `AccountStore` on SQLite: accounts, personal tokens, browser sessions, login codes.
 
 use docreview_core::model::{Account, LoginCodeRecord, Millis, SessionRecord, TokenRecord};
-use docreview_core::store::columns::{self, SESSION_WIDTH, TOKEN_WIDTH, scopes_text};
-use docreview_core::store::{AccountStore, StoreResult};
+use docreview_core::store::columns::{self, SESSION_WIDTH, TOKEN_WIDTH, scopes_text, to_json};
+use docreview_core::store::{AccountStore, StoreError, StoreResult, count_param};
 use rusqlite::{Connection, params};
 
 use crate::SqliteStore;
@@ -16,8 +16,8 @@ fn insert_account(
 ) -> rusqlite::Result<usize> {
     execute(
         conn,
-        "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at, handle) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             a.user.id,
             a.email,
@@ -27,9 +27,19 @@ fn insert_account(
             a.status.as_str(),
             a.is_admin,
             password_hash,
-            a.created_at
+            a.created_at,
+            (!a.user.handle.is_empty()).then_some(&a.user.handle),
         ],
     )
+}
+
+/// A taken unique key of `users`: the handle's, or the id's or email's (`user`).
+fn taken(error: rusqlite::Error) -> StoreError {
+    if error.to_string().contains("users.handle") {
+        StoreError::AlreadyExists("handle")
+    } else {
+        unique("user")(error)
+    }
 }
 
 fn account_where(conn: &Connection, condition: &str, value: &str) -> StoreResult<Option<Account>> {
@@ -66,7 +76,7 @@ impl AccountStore for SqliteStore {
         password_hash: Option<String>,
     ) -> StoreResult<()> {
         self.write(move |conn| {
-            insert_account(conn, &account, password_hash.as_deref()).map_err(unique("user"))?;
+            insert_account(conn, &account, password_hash.as_deref()).map_err(taken)?;
             Ok(())
         })
         .await
@@ -82,7 +92,7 @@ impl AccountStore for SqliteStore {
                 |_| Ok(()),
             )?;
             if exists.is_none() {
-                insert_account(conn, &account, None).map_err(unique("user"))?;
+                insert_account(conn, &account, None).map_err(taken)?;
             }
             Ok(())
         })
@@ -93,6 +103,81 @@ impl AccountStore for SqliteStore {
         let email = email.to_lowercase();
         self.read(move |tx| account_where(tx, "u.email = ?1", &email))
             .await
+    }
+
+    async fn accounts_by_handles(&self, handles: &[String]) -> StoreResult<Vec<Account>> {
+        let handles = to_json(&handles);
+        self.read(move |tx| {
+            let sql = format!(
+                "SELECT {ACCOUNT_COLUMNS} FROM users u \
+                 WHERE u.handle IN (SELECT value FROM json_each(?1))"
+            );
+            query_all(tx, &sql, [handles], |row| columns::account(row, 0))
+        })
+        .await
+    }
+
+    async fn handles_with_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        let prefix = prefix.to_string();
+        self.read(move |tx| {
+            query_all(
+                tx,
+                "SELECT handle FROM users WHERE substr(handle, 1, length(?1)) = ?1",
+                [prefix],
+                |row| row.text(0),
+            )
+        })
+        .await
+    }
+
+    async fn accounts_without_handle(&self, limit: usize) -> StoreResult<Vec<Account>> {
+        self.read(move |tx| {
+            let sql = format!(
+                "SELECT {ACCOUNT_COLUMNS} FROM users u WHERE u.handle IS NULL \
+                 ORDER BY u.created_at, u.id LIMIT ?1"
+            );
+            query_all(tx, &sql, [count_param(limit)], |row| {
+                columns::account(row, 0)
+            })
+        })
+        .await
+    }
+
+    async fn assign_handle(&self, user_id: &str, handle: &str) -> StoreResult<bool> {
+        let (user_id, handle) = (user_id.to_string(), handle.to_string());
+        self.write(move |conn| {
+            let assigned = execute(
+                conn,
+                "UPDATE users SET handle = ?2 WHERE id = ?1 AND handle IS NULL",
+                params![user_id, handle],
+            )
+            .map_err(taken)?;
+            Ok(assigned > 0)
+        })
+        .await
+    }
+
+    async fn update_profile(
+        &self,
+        user_id: &str,
+        handle: Option<String>,
+        display_name: Option<String>,
+    ) -> StoreResult<()> {
+        let user_id = user_id.to_string();
+        self.write(move |conn| {
+            let updated = execute(
+                conn,
+                "UPDATE users SET handle = coalesce(?2, handle), \
+                 display_name = coalesce(?3, display_name) WHERE id = ?1",
+                params![user_id, handle, display_name],
+            )
+            .map_err(taken)?;
+            if updated == 0 {
+                return Err(StoreError::NotFound);
+            }
+            Ok(())
+        })
+        .await
     }
 
     async fn account_by_id(&self, id: &str) -> StoreResult<Option<Account>> {

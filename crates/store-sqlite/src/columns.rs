@@ -5,13 +5,11 @@ pub const REVIEW_COLUMNS: &str = "r.id, r.title, r.owner_id, r.access_mode, r.ta
      r.structure_revision, r.change_seq, r.created_at, r.updated_at, r.latest_version_id, v.source_hash, r.structure, r.project_code";
 /// The document with its latest version, for `REVIEW_COLUMNS`.
 pub const REVIEW_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_version_id";
-pub const USER_COLUMNS: &str = "u.id, u.provider, u.display_name";
-pub const ACCOUNT_COLUMNS: &str =
-    "u.id, u.provider, u.display_name, u.email, u.membership, u.status, u.is_admin, u.created_at";
+pub const USER_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle";
+pub const ACCOUNT_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle, u.email, u.membership, u.status, u.is_admin, u.created_at";
 pub const VERSION_COLUMNS: &str = "id, review_id, label, created_at, source_hash, sections";
-pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at";
-pub const MESSAGE_COLUMNS: &str =
-    "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at";
+pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at, mentions";
+pub const MESSAGE_COLUMNS: &str = "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at, mentions";
 pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts";
 pub const RUN_COLUMNS: &str =
     "id, review_id, kind, status, title, version_id, summary, created_by, created_at, completed_at";
@@ -24,7 +22,7 @@ pub const LOGIN_CODE_COLUMNS: &str =
 /// A list row of documents (`list_reviews`, `search_reviews`): `REVIEW_COLUMNS` followed by
 /// these, from `SUMMARY_FROM`. Expects the named parameters `:user_id` and `:email` (the caller;
 /// an email no grant names gives no grant).
-pub const SUMMARY_EXTRA_COLUMNS: &str = "u.id, u.provider, u.display_name, \
+pub const SUMMARY_EXTRA_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle, \
      (SELECT a.role FROM review_access a WHERE a.review_id = r.id AND a.email = :email), \
      (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL), \
      (SELECT count(*) FROM comments c WHERE c.review_id = r.id AND c.deleted_at IS NULL AND c.status = 'open'), \

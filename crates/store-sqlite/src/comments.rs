@@ -4,7 +4,7 @@ use docreview_core::events::EventKind;
 use docreview_core::model::{
     CommentRecord, CommentThread, MessageRecord, Millis, RunRecord, StatusEventRecord, User,
 };
-use docreview_core::store::columns::{self, to_json};
+use docreview_core::store::columns::{self, optional_list_json, to_json};
 use docreview_core::store::{CommentStore, CommentsWrite, StoreError, StoreResult};
 use rusqlite::{Connection, params};
 
@@ -17,9 +17,10 @@ fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
     execute(
         conn,
         "INSERT INTO comments (id, review_id, author_id, category, status, body, version_id, anchor, run_id, \
-         created_at, edited_at, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
+         created_at, edited_at, deleted_at, mentions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
          ON CONFLICT (id) DO UPDATE SET category = excluded.category, status = excluded.status, body = excluded.body, \
-         anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at",
+         anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
+         mentions = excluded.mentions",
         params![
             c.id,
             c.review_id,
@@ -32,7 +33,8 @@ fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
             c.run_id,
             c.created_at,
             c.edited_at,
-            c.deleted_at
+            c.deleted_at,
+            optional_list_json(&c.mentions),
         ],
     )
     .map_err(internal)?;
@@ -42,9 +44,10 @@ fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
 fn upsert_message(conn: &Connection, m: &MessageRecord) -> StoreResult<()> {
     execute(
         conn,
-        "INSERT INTO messages (id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
-         ON CONFLICT (id) DO UPDATE SET body = excluded.body, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at",
+        "INSERT INTO messages (id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at, mentions) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+         ON CONFLICT (id) DO UPDATE SET body = excluded.body, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
+         mentions = excluded.mentions",
         params![
             m.id,
             m.comment_id,
@@ -54,7 +57,8 @@ fn upsert_message(conn: &Connection, m: &MessageRecord) -> StoreResult<()> {
             m.run_id,
             m.created_at,
             m.edited_at,
-            m.deleted_at
+            m.deleted_at,
+            optional_list_json(&m.mentions),
         ],
     )
     .map_err(internal)?;

@@ -1,7 +1,7 @@
 //! `OutboxStore` on SQLite. Claims go through the one writer like every write, so two claims
 //! never overlap: a row goes to the first claim that finds it due.
 
-use docreview_core::model::Millis;
+use docreview_core::model::{EmailFrequency, Millis};
 use docreview_core::outbox::{
     Completion, NotificationRecord, OutboxEntry, OutboxRow, Sink, SinkDepth, Withdrawn,
 };
@@ -15,6 +15,10 @@ use crate::sql::{execute, internal, query_all};
 /// An outbox row as claimed, for `columns::outbox_row`.
 const OUTBOX_COLUMNS: &str =
     "id, sink, kind, event_id, target, payload, created_at, attempts, claimed_by, next_attempt_at";
+
+/// A notification, for `columns::notification`.
+const NOTIFICATION_COLUMNS: &str = "id, user_id, event_id, reason, review_id, comment_id, message_id, \
+     actor_id, excerpt, created_at, read_at";
 
 /// Adds one entry, unless its dedupe key is taken; whether it was added.
 pub(crate) fn insert_entry(conn: &Connection, entry: &OutboxEntry) -> StoreResult<bool> {
@@ -212,6 +216,105 @@ impl OutboxStore for SqliteStore {
             )
             .map_err(internal)?;
             Ok(u64::try_from(deleted).unwrap_or(u64::MAX))
+        })
+        .await
+    }
+
+    async fn notifications_of(
+        &self,
+        user_id: &str,
+        unread_only: bool,
+        after: Option<(Millis, String)>,
+        limit: usize,
+    ) -> StoreResult<Vec<NotificationRecord>> {
+        let user_id = user_id.to_string();
+        let (after_at, after_id) = after.unzip();
+        self.read(move |tx| {
+            let sql = format!(
+                "SELECT {NOTIFICATION_COLUMNS} FROM notifications WHERE user_id = ?1 \
+                 AND (NOT ?2 OR read_at IS NULL) \
+                 AND (?3 IS NULL OR created_at < ?3 OR (created_at = ?3 AND id < ?4)) \
+                 ORDER BY created_at DESC, id DESC LIMIT ?5"
+            );
+            query_all(
+                tx,
+                &sql,
+                params![user_id, unread_only, after_at, after_id, count_param(limit)],
+                |row| columns::notification(row, 0),
+            )
+        })
+        .await
+    }
+
+    async fn unread_notifications(&self, user_id: &str) -> StoreResult<Vec<(Option<String>, i64)>> {
+        let user_id = user_id.to_string();
+        self.read(move |tx| {
+            query_all(
+                tx,
+                "SELECT review_id, count(*) FROM notifications \
+                 WHERE user_id = ?1 AND read_at IS NULL GROUP BY review_id",
+                [user_id],
+                |row| Ok((row.optional_text(0)?, row.integer(1)?)),
+            )
+        })
+        .await
+    }
+
+    async fn mark_notifications_read(
+        &self,
+        user_id: &str,
+        ids: Option<Vec<String>>,
+        at: Millis,
+    ) -> StoreResult<u64> {
+        let user_id = user_id.to_string();
+        let person = user_id.clone();
+        let ids = ids.map(|ids| columns::to_json(&ids));
+        let changed = self
+            .write(move |conn| {
+                let changed = execute(
+                    conn,
+                    "UPDATE notifications SET read_at = ?2 WHERE user_id = ?1 AND read_at IS NULL \
+                     AND (?3 IS NULL OR id IN (SELECT value FROM json_each(?3)))",
+                    params![user_id, at, ids],
+                )
+                .map_err(internal)?;
+                Ok(u64::try_from(changed).unwrap_or(u64::MAX))
+            })
+            .await?;
+        if changed > 0 {
+            self.tell_people(vec![person]);
+        }
+        Ok(changed)
+    }
+
+    async fn email_frequency(&self, user_id: &str) -> StoreResult<Option<EmailFrequency>> {
+        let user_id = user_id.to_string();
+        self.read(move |tx| {
+            query_all(
+                tx,
+                "SELECT email_notifications FROM users WHERE id = ?1",
+                [user_id],
+                |row| columns::word(row, 0, EmailFrequency::parse),
+            )
+        })
+        .await
+        .map(|rows| rows.into_iter().next())
+    }
+
+    async fn set_email_frequency(
+        &self,
+        user_id: &str,
+        frequency: EmailFrequency,
+    ) -> StoreResult<bool> {
+        let user_id = user_id.to_string();
+        self.write(move |conn| {
+            let changed = execute(
+                conn,
+                "UPDATE users SET email_notifications = ?2 WHERE id = ?1",
+                params![user_id, frequency.as_str()],
+            )
+            .map_err(internal)?;
+            Ok(changed > 0)
         })
         .await
     }

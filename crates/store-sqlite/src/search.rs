@@ -187,7 +187,7 @@ fn comment_hits(conn: &Connection, page: &[&Candidate]) -> StoreResult<Vec<Comme
     let ids = to_json(&page.iter().map(|c| c.item).collect::<Vec<_>>());
     let mut details: HashMap<i64, CommentHit> = query_named(
         conn,
-        "SELECT i.id, i.review_id, r.title, i.comment_id, i.message_id, u.id, u.provider, u.display_name, \
+        "SELECT i.id, i.review_id, r.title, i.comment_id, i.message_id, u.id, u.provider, u.display_name, u.handle, \
            i.category, i.status, i.created_at \
          FROM comment_search_items i JOIN reviews r ON r.id = i.review_id JOIN users u ON u.id = i.author_id \
          WHERE i.id IN (SELECT value FROM json_each(:ids))",
@@ -202,9 +202,9 @@ fn comment_hits(conn: &Connection, page: &[&Candidate]) -> StoreResult<Vec<Comme
                     comment_id: row.text(3)?,
                     message_id: (!message_id.is_empty()).then_some(message_id),
                     author: columns::user(row, 5)?,
-                    category: columns::word(row, 8, Category::parse)?,
-                    status: columns::word(row, 9, CommentStatus::parse)?,
-                    created_at: row.integer(10)?,
+                    category: columns::word(row, 9, Category::parse)?,
+                    status: columns::word(row, 10, CommentStatus::parse)?,
+                    created_at: row.integer(11)?,
                     snippet: String::new(),
                 },
             ))

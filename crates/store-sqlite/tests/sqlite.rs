@@ -190,6 +190,7 @@ fn account(id: &str) -> docreview_core::model::Account {
             id: id.to_string(),
             provider: Provider::Local,
             display_name: id.to_string(),
+            handle: id.to_string(),
         },
         email: format!("{id}@example.com"),
         membership: docreview_core::model::Membership::Internal,
@@ -258,6 +259,7 @@ fn comment(review_id: &str, id: &str, body: &str) -> CommentRecord {
         created_at: T0,
         edited_at: None,
         deleted_at: None,
+        mentions: Vec::new(),
     }
 }
 
@@ -272,6 +274,7 @@ fn reply(to: &CommentRecord, id: &str, body: &str) -> MessageRecord {
         created_at: T0,
         edited_at: None,
         deleted_at: None,
+        mentions: Vec::new(),
     }
 }
 

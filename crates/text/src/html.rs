@@ -28,6 +28,10 @@ pub struct DocumentText {
     /// (`<h2>Scope</h2><p>alpha</p>` is "Scopealpha"): word-based uses (search) split there.
     #[serde(default)]
     pub block_breaks: Vec<usize>,
+    /// The document's title as a browser shows it: the first `<title>`'s text, white space
+    /// collapsed; `None` when there is none or it is blank.
+    #[serde(default)]
+    pub title: Option<String>,
 }
 
 /// A heading and the section of text it introduces.
@@ -186,6 +190,7 @@ impl Extractor {
             text: self.text,
             headings: self.headings,
             block_breaks: self.block_breaks,
+            title: None,
         }
     }
 }
@@ -196,6 +201,27 @@ impl Extractor {
 /// malformed markup is repaired the way browsers repair it.
 pub fn extract(html: &str) -> DocumentText {
     let document = parse_without_scripting(html);
+    DocumentText {
+        title: title_of(&document),
+        ..body_text(&document)
+    }
+}
+
+/// The text of the document's first HTML `<title>` (in tree order, as `document.title` takes
+/// it), white space collapsed, if not blank.
+fn title_of(document: &scraper::Html) -> Option<String> {
+    document
+        .root_element()
+        .descendants()
+        .filter_map(scraper::ElementRef::wrap)
+        .find(|element| {
+            element.value().name() == "title" && &*element.value().name.ns == HTML_NAMESPACE
+        })
+        .map(|title| collapse_whitespace(&title.text().collect::<String>()))
+        .filter(|title| !title.is_empty())
+}
+
+fn body_text(document: &scraper::Html) -> DocumentText {
     let mut out = Extractor::default();
     let body = document.root_element().children().find(|child| {
         child
@@ -423,6 +449,29 @@ mod tests {
     }
 
     #[test]
+    fn the_title_is_the_first_title_elements_text() {
+        let title = |html: &str| extract(html).title;
+        assert_eq!(
+            title(
+                "<html><head><title>\n  Launch   plan &amp; budget </title></head><body>x</body></html>"
+            ),
+            Some("Launch plan & budget".into())
+        );
+        assert_eq!(
+            title("<title>First</title><title>Second</title>"),
+            Some("First".into())
+        );
+        assert_eq!(title("<title>  </title><h1>Heading</h1>"), None);
+        assert_eq!(title("<h1>No title</h1>"), None);
+        // An SVG's <title> names the drawing, not the document.
+        assert_eq!(title("<body><svg><title>Chart</title></svg></body>"), None);
+        assert_eq!(
+            title("<title>A <b>bold</b> try</title>"),
+            Some("A <b>bold</b> try".into())
+        );
+    }
+
+    #[test]
     fn empty_and_malformed_input() {
         assert_eq!(
             extract(""),
@@ -430,6 +479,7 @@ mod tests {
                 text: String::new(),
                 headings: vec![],
                 block_breaks: vec![],
+                title: None,
             }
         );
         let doc = extract("<div><p>un<b>closed<i>tags</div><h2>after</p>x");

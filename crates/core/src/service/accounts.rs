@@ -3,7 +3,7 @@
 //! Use cases whose arguments hold credentials (tokens, cookies, passwords, login codes) are
 //! instrumented with `skip_all`: their spans name the use case and record none of them.
 
-use docreview_api::requests::{CodeExchange, PageQuery};
+use docreview_api::requests::{CodeExchange, PageQuery, ProfileChange};
 use docreview_api::views::{
     CurrentTokenView, ExchangedToken, MeView, MemberView, TokenList, TokenView,
 };
@@ -12,6 +12,7 @@ use super::{Service, check_length, page};
 use crate::access::{self, Actor, Credential, Operation};
 use crate::clock::rfc3339;
 use crate::error::{AuthFailure, Error, Result};
+use crate::handles;
 use crate::identity::{self, Secret, is_well_formed_personal_token, mint_personal_token, sha256};
 use crate::model::{
     Account, LoginCodeRecord, Membership, Millis, Provider, Scope, SessionRecord, SharedKind,
@@ -40,6 +41,7 @@ pub fn member_view(account: &Account) -> MemberView {
         id: account.user.id.clone(),
         provider: account.user.provider,
         display_name: account.user.display_name.clone(),
+        handle: account.user.handle.clone(),
         email: account.email.clone(),
         membership: account.membership,
         status: account.status,
@@ -491,8 +493,9 @@ impl Service {
                 id: self.new_id("usr_", now),
                 provider: Provider::Local,
                 display_name,
+                handle: String::new(),
             },
-            email,
+            email: email.clone(),
             membership: if new.external {
                 Membership::External
             } else {
@@ -502,18 +505,126 @@ impl Service {
             is_admin: new.admin,
             created_at: now,
         };
-        match self
-            .store
-            .create_account(account.clone(), new.password_hash)
-            .await
-        {
-            Ok(()) => Ok(account),
+        match self.create_account(account, new.password_hash).await {
+            Ok(account) => Ok(account),
             Err(StoreError::AlreadyExists(_)) => Err(Error::AlreadyExists(format!(
-                "a user with email {} already exists",
-                account.email
+                "a user with email {email} already exists"
             ))),
             Err(other) => Err(other.into()),
         }
+    }
+
+    /// Stores a new account with a free handle derived from its email (DESIGN.md §8.1): picked
+    /// from the handles in use, and picked again if another account took it meanwhile.
+    pub(super) async fn create_account(
+        &self,
+        mut account: Account,
+        password_hash: Option<String>,
+    ) -> std::result::Result<Account, StoreError> {
+        let base = handles::base_from_email(&account.email);
+        loop {
+            let taken = self.store.handles_with_prefix(&base).await?;
+            account.user.handle = handles::first_free(&base, &taken);
+            match self
+                .store
+                .create_account(account.clone(), password_hash.clone())
+                .await
+            {
+                Err(StoreError::AlreadyExists("handle")) => {}
+                other => return other.map(|()| account),
+            }
+        }
+    }
+
+    /// Gives every account made before handles existed its handle (run at server start, by
+    /// every node: an account another node just gave one is skipped). Answers how many.
+    pub async fn assign_missing_handles(&self) -> Result<usize> {
+        let mut assigned = 0;
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let missing = self.store.accounts_without_handle(64).await?;
+            if missing.is_empty() || missing.iter().all(|a| seen.contains(&a.user.id)) {
+                return Ok(assigned);
+            }
+            for account in missing {
+                seen.insert(account.user.id.clone());
+                let fixed = SharedKind::ALL
+                    .iter()
+                    .find(|kind| kind.user_id() == account.id())
+                    .map(|kind| kind.handle().to_string());
+                let base = handles::base_from_email(&account.email);
+                loop {
+                    let handle = if let Some(handle) = &fixed {
+                        handle.clone()
+                    } else {
+                        let taken = self.store.handles_with_prefix(&base).await?;
+                        handles::first_free(&base, &taken)
+                    };
+                    match self.store.assign_handle(account.id(), &handle).await {
+                        Ok(done) => {
+                            assigned += usize::from(done);
+                            break;
+                        }
+                        // Another account took it meanwhile: pick again (a fixed one cannot be
+                        // taken: no one else may hold a reserved handle).
+                        Err(StoreError::AlreadyExists(_)) if fixed.is_none() => {}
+                        Err(other) => return Err(other.into()),
+                    }
+                }
+            }
+        }
+    }
+
+    /// `PATCH /api/me`: the caller changes their handle or display name. A handle another
+    /// account holds (or a reserved one) is 409 `already_exists`.
+    pub async fn update_me(&self, actor: &Actor, change: ProfileChange) -> Result<MeView> {
+        access::permit(actor, Operation::Profile)?;
+        if change.handle.is_none() && change.display_name.is_none() {
+            return Err(Error::invalid("send `handle`, `displayName` or both"));
+        }
+        if actor.account.user.provider == Provider::Service {
+            return Err(Error::forbidden(
+                "a shared token's principal has no profile to change",
+            ));
+        }
+        let handle = change
+            .handle
+            .as_deref()
+            .map(handles::normalize)
+            .transpose()
+            .map_err(Error::InvalidRequest)?;
+        let display_name = match change.display_name {
+            Some(name) => {
+                let name = name.trim().to_string();
+                check_length("displayName", &name, 1, 200)?;
+                Some(name)
+            }
+            None => None,
+        };
+        let taken = || Error::AlreadyExists("that handle is taken".to_string());
+        if handle.as_deref().is_some_and(handles::reserved) {
+            return Err(taken());
+        }
+        match self
+            .store
+            .update_profile(actor.id(), handle.clone(), display_name.clone())
+            .await
+        {
+            Err(StoreError::AlreadyExists(_)) => return Err(taken()),
+            other => other?,
+        }
+        let mut account = actor.account.clone();
+        if let Some(handle) = handle {
+            account.user.handle = handle;
+        }
+        if let Some(name) = display_name {
+            account.user.display_name = name;
+        }
+        let me = Actor {
+            account,
+            credential: actor.credential.clone(),
+        };
+        self.me(&me).await
     }
 
     /// `docreview admin issue-token`: a personal token for the user with `email`.
@@ -612,6 +723,7 @@ pub fn service_account(kind: SharedKind) -> Account {
             id: kind.user_id().to_string(),
             provider: Provider::Service,
             display_name: kind.display_name().to_string(),
+            handle: kind.handle().to_string(),
         },
         email: format!("{}@service.invalid", kind.as_str()),
         membership: Membership::Internal,

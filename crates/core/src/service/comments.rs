@@ -5,6 +5,7 @@ use std::sync::Arc;
 use docreview_api::requests::{NewComment, NewReply, Reanchor, StatusChange, TextEdit};
 use docreview_api::views::{CommentView, CommentWritten, ReplyWritten, StatusWritten};
 
+use super::notifications::new_mentions;
 use super::{Service, check_base, check_length, retrying};
 use crate::access::{self, Actor, Operation};
 use crate::anchor::{self, Locator};
@@ -53,6 +54,8 @@ impl Service {
                 let (anchor, quote_matches) = self
                     .resolve_new_locator(&head, input.locator.as_ref())
                     .await?;
+                let (mentions, unresolved_mentions) =
+                    self.resolve_mentions(&head, &input.body).await?;
                 let now = self.clock.now();
                 let comment = CommentRecord {
                     id: self.new_id("cm_", now),
@@ -67,6 +70,7 @@ impl Service {
                     created_at: now,
                     edited_at: None,
                     deleted_at: None,
+                    mentions,
                 };
                 let thread = CommentThread {
                     comment: comment.clone(),
@@ -74,19 +78,19 @@ impl Service {
                     events: vec![],
                 };
                 // A run's comments are drafts until the run completes, which is its own event.
-                let outbox = match run_id {
-                    Some(_) => vec![],
-                    None => vec![
-                        self.comment_event(
-                            WebhookEventType::CommentCreated,
-                            actor,
-                            &head,
-                            &comment.id,
-                            None,
-                            now,
-                        )
-                        .entry(),
-                    ],
+                let outbox = if run_id.is_some() {
+                    vec![]
+                } else {
+                    let mut event = self.comment_event(
+                        WebhookEventType::CommentCreated,
+                        actor,
+                        &head,
+                        &comment.id,
+                        None,
+                        now,
+                    );
+                    event.notify = new_mentions(&[], &comment.mentions);
+                    vec![event.entry()]
                 };
                 let revision = self
                     .commit(
@@ -111,6 +115,7 @@ impl Service {
                     comment,
                     comments_revision: revision,
                     quote_matches,
+                    unresolved_mentions,
                 })
             }
             .await
@@ -137,10 +142,12 @@ impl Service {
                 }
                 let (on_latest_version, unchanged_comment) =
                     one_comment_guard(base, &head, &thread);
+                let (mentions, unresolved_mentions) =
+                    self.resolve_mentions(&head, &input.body).await?;
                 let now = self.clock.now();
                 thread.comment.body = input.body.clone();
                 thread.comment.edited_at = Some(now);
-                let event = self.comment_event(
+                let mut event = self.comment_event(
                     WebhookEventType::CommentEdited,
                     actor,
                     &head,
@@ -148,6 +155,9 @@ impl Service {
                     None,
                     now,
                 );
+                // Only the newly mentioned are told of an edit.
+                event.notify = new_mentions(&thread.comment.mentions, &mentions);
+                thread.comment.mentions = mentions;
                 let write = CommentsWrite {
                     comments: vec![thread.comment.clone()],
                     on_latest_version,
@@ -160,6 +170,7 @@ impl Service {
                     comment: self.render(actor, &thread).await?,
                     comments_revision: revision,
                     quote_matches: None,
+                    unresolved_mentions,
                 })
             }
             .await
@@ -272,6 +283,7 @@ impl Service {
                     comment: self.render(actor, &thread).await?,
                     comments_revision: revision,
                     quote_matches: None,
+                    unresolved_mentions: Vec::new(),
                 })
             }
             .await
@@ -298,6 +310,8 @@ impl Service {
                     let run = self.running_run(review_id, run_id).await?;
                     self.require_latest(&head, Some(&run.version_id)).await?;
                 }
+                let (mentions, unresolved_mentions) =
+                    self.resolve_mentions(&head, &input.body).await?;
                 let now = self.clock.now();
                 let message = MessageRecord {
                     id: self.new_id("msg_", now),
@@ -309,21 +323,22 @@ impl Service {
                     created_at: now,
                     edited_at: None,
                     deleted_at: None,
+                    mentions,
                 };
                 thread.messages.push(message.clone());
-                let outbox = match &input.run_id {
-                    Some(_) => vec![],
-                    None => vec![
-                        self.comment_event(
-                            WebhookEventType::CommentReplied,
-                            actor,
-                            &head,
-                            comment_id,
-                            Some(&message.id),
-                            now,
-                        )
-                        .entry(),
-                    ],
+                let outbox = if input.run_id.is_some() {
+                    vec![]
+                } else {
+                    let mut event = self.comment_event(
+                        WebhookEventType::CommentReplied,
+                        actor,
+                        &head,
+                        comment_id,
+                        Some(&message.id),
+                        now,
+                    );
+                    event.notify = new_mentions(&[], &message.mentions);
+                    vec![event.entry()]
                 };
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
@@ -343,7 +358,7 @@ impl Service {
                     Err(Error::NotFound(_)) => return Err(Error::NotFound("comment")),
                     other => other?,
                 };
-                self.reply_written(actor, &thread, &message.id, revision)
+                self.reply_written(actor, &thread, &message.id, revision, unresolved_mentions)
                     .await
             }
             .await
@@ -370,10 +385,12 @@ impl Service {
                 if message.author_id != actor.id() {
                     return Err(Error::forbidden("only the author can edit a reply"));
                 }
+                let (mentions, unresolved_mentions) =
+                    self.resolve_mentions(&head, &input.body).await?;
                 let now = self.clock.now();
                 message.body.clone_from(&input.body);
                 message.edited_at = Some(now);
-                let event = self.comment_event(
+                let mut event = self.comment_event(
                     WebhookEventType::CommentEdited,
                     actor,
                     &head,
@@ -381,13 +398,15 @@ impl Service {
                     Some(message_id),
                     now,
                 );
+                event.notify = new_mentions(&message.mentions, &mentions);
+                message.mentions = mentions;
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
                     outbox: vec![event.entry()],
                     ..CommentsWrite::default()
                 };
                 let revision = self.commit(review_id, &head, write).await?;
-                self.reply_written(actor, &thread, message_id, revision)
+                self.reply_written(actor, &thread, message_id, revision, unresolved_mentions)
                     .await
             }
             .await
@@ -698,6 +717,7 @@ impl Service {
         thread: &CommentThread,
         message_id: &str,
         revision: i64,
+        unresolved_mentions: Vec<String>,
     ) -> Result<ReplyWritten> {
         let comment = self.render(actor, thread).await?;
         let message = comment
@@ -710,6 +730,7 @@ impl Service {
             comment,
             message,
             comments_revision: revision,
+            unresolved_mentions,
         })
     }
 }

@@ -5,6 +5,7 @@ mod comments;
 mod export;
 mod find;
 mod manage;
+mod notifications;
 mod org;
 mod outbox;
 mod page;
@@ -135,6 +136,11 @@ impl Service {
             change_seq: review.change_seq,
         };
         Ok((current, receiver))
+    }
+
+    /// The ids of the people whose notifications change from now on, through any node.
+    pub fn watch_people(&self) -> broadcast::Receiver<String> {
+        self.store.subscribe_people()
     }
 
     /// Indexes the text of documents created before search existed, a batch at a time; returns

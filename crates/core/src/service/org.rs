@@ -60,6 +60,7 @@ impl Service {
                         id: self.new_id("usr_", now),
                         provider: Provider::Local,
                         display_name,
+                        handle: String::new(),
                     },
                     email,
                     membership: Membership::External,
@@ -67,12 +68,12 @@ impl Service {
                     is_admin: false,
                     created_at: now,
                 };
-                match self.store.create_account(account.clone(), None).await {
-                    Ok(()) => Ok(member_view(&account)),
-                    Err(StoreError::AlreadyExists(_)) => Err(Error::AlreadyExists(format!(
-                        "{} is a member already",
-                        account.email
-                    ))),
+                let email = account.email.clone();
+                match self.create_account(account, None).await {
+                    Ok(account) => Ok(member_view(&account)),
+                    Err(StoreError::AlreadyExists(_)) => {
+                        Err(Error::AlreadyExists(format!("{email} is a member already")))
+                    }
                     Err(other) => Err(other.into()),
                 }
             }

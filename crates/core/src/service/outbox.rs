@@ -4,11 +4,13 @@
 use std::sync::atomic::Ordering;
 
 use super::Service;
+use super::notifications;
 use crate::access::Actor;
 use crate::error::Result;
 use crate::model::{Millis, ReviewHead, ReviewRecord};
 use crate::outbox::{
-    Completion, Event, EventType, LEASE_MS, OutboxRow, Outcome, Sink, SinkDepth, worker::Wakeups,
+    Completion, Event, EventType, LEASE_MS, NotificationRecord, OutboxRow, Outcome, Sink,
+    SinkDepth, Withdrawn, recipients, worker::Wakeups,
 };
 
 /// Rows claimed at once, per sink: events are fanned out in one transaction per batch; mails
@@ -92,7 +94,7 @@ impl Service {
         metrics::counter!("docreview_outbox_attempts_total", "sink" => sink.as_str())
             .increment(claimed as u64);
         let completions = match sink {
-            Sink::Event => self.fan_out(&rows),
+            Sink::Event => self.fan_out(&rows).await?,
             Sink::Mail | Sink::Webhook => self.undeliverable(&rows),
         };
         let failed = completions
@@ -116,15 +118,108 @@ impl Service {
         Ok(claimed)
     }
 
-    /// Fans events out: who is notified, and what follows.
-    fn fan_out(&self, rows: &[OutboxRow]) -> Vec<Completion> {
+    /// Fans events out: who is notified (written with the event's completion), and what
+    /// follows. A row that is not an event this build reads is failed, not retried forever.
+    async fn fan_out(&self, rows: &[OutboxRow]) -> Result<Vec<Completion>> {
         let now = self.clock.now();
-        let done = || Outcome::Delivered {
-            response_status: None,
+        let mut completions = Vec::with_capacity(rows.len());
+        for row in rows {
+            let event: Event = match serde_json::from_str(&row.payload) {
+                Ok(event) => event,
+                Err(error) => {
+                    let outcome = Outcome::Failed {
+                        response_status: None,
+                        error: format!("not an event: {error}"),
+                    };
+                    completions.push(Completion::new(row, outcome, now));
+                    continue;
+                }
+            };
+            let done = Outcome::Delivered {
+                response_status: None,
+            };
+            let mut completion = Completion::new(row, done, now);
+            match event.kind {
+                EventType::ItemCancelled => {
+                    completion.withdraw = match (&event.message_id, &event.comment_id) {
+                        (Some(message_id), _) => Some(Withdrawn::Reply(message_id.clone())),
+                        (None, Some(comment_id)) => Some(Withdrawn::Comment(comment_id.clone())),
+                        (None, None) => None,
+                    };
+                }
+                _ => completion.notifications = self.notify_of(&event).await?,
+            }
+            completions.push(completion);
+        }
+        Ok(completions)
+    }
+
+    /// The notifications an event gives (DESIGN.md §8.1), read against the document and
+    /// thread as they are now: nothing when the document, comment or reply is gone.
+    async fn notify_of(&self, event: &Event) -> Result<Vec<NotificationRecord>> {
+        let Some(review_id) = &event.review_id else {
+            return Ok(Vec::new());
         };
-        rows.iter()
-            .map(|row| Completion::new(row, done(), now))
-            .collect()
+        let Some(head) = self.store.review_head(review_id).await? else {
+            return Ok(Vec::new());
+        };
+        let mut thread_authors = Vec::new();
+        let mut excerpt = event.excerpt.clone().unwrap_or_default();
+        if let Some(comment_id) = &event.comment_id {
+            let Some(thread) = self.store.comment_thread(review_id, comment_id).await? else {
+                return Ok(Vec::new());
+            };
+            if thread.comment.deleted_at.is_some() {
+                return Ok(Vec::new());
+            }
+            let body = match &event.message_id {
+                Some(message_id) => {
+                    let Some(message) = thread
+                        .messages
+                        .iter()
+                        .find(|m| &m.id == message_id && m.deleted_at.is_none())
+                    else {
+                        return Ok(Vec::new());
+                    };
+                    // Who wrote in the thread before this reply.
+                    thread_authors.push(thread.comment.author_id.clone());
+                    thread_authors.extend(
+                        thread
+                            .messages
+                            .iter()
+                            .filter(|m| {
+                                m.deleted_at.is_none()
+                                    && (m.created_at, &m.id) < (message.created_at, &message.id)
+                            })
+                            .map(|m| m.author_id.clone()),
+                    );
+                    &message.body
+                }
+                None => &thread.comment.body,
+            };
+            excerpt = notifications::excerpt(body);
+        } else if let Some(run_id) = &event.run_id
+            && let Some(run) = self.store.run(review_id, run_id).await?
+        {
+            excerpt = notifications::excerpt(run.summary.as_deref().unwrap_or(&run.title));
+        }
+        let context = recipients::Context {
+            owner_id: Some(&head.review.owner_id),
+            thread_authors: &thread_authors,
+        };
+        let chosen = recipients::strongest(
+            recipients::candidates(event, &context),
+            event.actor_id.as_deref(),
+        );
+        let shape = notifications::NotificationShape {
+            event_id: &event.id,
+            at: event.at,
+            actor_id: event.actor_id.as_deref(),
+            comment_id: event.comment_id.as_deref(),
+            message_id: event.message_id.as_deref(),
+            excerpt: &excerpt,
+        };
+        self.notifications_for(chosen, &head, &shape).await
     }
 
     /// Rows of a sink this node cannot deliver (no transport configured): given up at once.

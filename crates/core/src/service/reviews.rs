@@ -18,7 +18,7 @@ use crate::model::{
 };
 use crate::outbox::Sink;
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite};
-use crate::texts::source_hash;
+use crate::texts::{VersionText, source_hash};
 use crate::view::{self, Viewer};
 
 const MAX_TAGS: usize = 32;
@@ -76,10 +76,37 @@ pub(crate) fn review_summary(actor: &Actor, row: ReviewSummaryRecord) -> Option<
     })
 }
 
+/// A new document's title when none is given (API and web alike): its `<title>`, then its
+/// first `<h1>`, then the uploaded file's name without its extension, then its first heading
+/// of any level; "Untitled" for a document with none of these. Cut to the title's 300
+/// characters.
+fn default_title(text: &VersionText, file_name: Option<&str>) -> String {
+    let file_stem = file_name
+        .map(|name| name.rsplit_once('.').map_or(name, |(stem, _)| stem).trim())
+        .filter(|stem| !stem.is_empty());
+    let heading = |level: Option<u8>| {
+        text.sections
+            .iter()
+            .find(|section| level.is_none_or(|level| section.level == level))
+            .map(|section| section.text.as_str())
+            .filter(|heading| !heading.is_empty())
+    };
+    let title = text
+        .title
+        .as_deref()
+        .or_else(|| heading(Some(1)))
+        .or(file_stem)
+        .or_else(|| heading(None))
+        .unwrap_or("Untitled");
+    title.chars().take(300).collect()
+}
+
 /// What a new document is made of, whichever way it arrived.
 struct NewDocument {
     review_id: Option<String>,
     title: Option<String>,
+    /// The uploaded file's name, the title's last resort (see [`default_title`]).
+    file_name: Option<String>,
     html: Vec<u8>,
     label: Option<String>,
     project: Option<String>,
@@ -109,6 +136,7 @@ impl Service {
             NewDocument {
                 review_id: review.review_id,
                 title: review.title,
+                file_name: None,
                 html: source.html.unwrap_or_default().into_bytes(),
                 label: source.label,
                 project: input.project,
@@ -123,23 +151,12 @@ impl Service {
 
     pub async fn import_html(&self, actor: &Actor, upload: HtmlUpload) -> Result<ReviewView> {
         access::permit(actor, Operation::Deliver)?;
-        let title = upload.title.or_else(|| {
-            upload
-                .file_name
-                .as_deref()
-                .map(|name| {
-                    name.rsplit_once('.')
-                        .map_or(name, |(stem, _)| stem)
-                        .trim()
-                        .to_string()
-                })
-                .filter(|stem| !stem.is_empty())
-        });
         self.create_document(
             actor,
             NewDocument {
                 review_id: None,
-                title,
+                title: upload.title,
+                file_name: upload.file_name,
                 html: upload.html,
                 label: upload.label,
                 project: upload.project,
@@ -197,10 +214,7 @@ impl Service {
         let text = parse_html(doc.html.clone()).await?;
         let title = match doc.title {
             Some(title) => title.trim().to_string(),
-            None => text
-                .sections
-                .first()
-                .map_or_else(|| "Untitled".to_string(), |s| s.text.clone()),
+            None => default_title(&text, doc.file_name.as_deref()),
         };
         check_length("title", &title, 1, 300)?;
         let label = doc.label.unwrap_or_else(|| "v1".to_string());

@@ -113,6 +113,9 @@ impl Service {
                                 created_at: now,
                                 edited_at: None,
                                 deleted_at: None,
+                                // A run's batch is not scanned for mentions: agents' drafts
+                                // notify their document's owner when the run completes.
+                                mentions: Vec::new(),
                             });
                         }
                         Err(failure) => failed.push(failure),

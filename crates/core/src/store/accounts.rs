@@ -6,6 +6,8 @@ use super::StoreResult;
 
 #[async_trait::async_trait]
 pub trait AccountStore: Send + Sync {
+    /// Creates the account with its handle: `AlreadyExists("handle")` when another account
+    /// holds the handle, `AlreadyExists("user")` when the id or email is taken.
     async fn create_account(
         &self,
         account: Account,
@@ -15,6 +17,24 @@ pub trait AccountStore: Send + Sync {
     /// to call from several nodes at once; an email taken by another id is `AlreadyExists`.
     async fn ensure_account(&self, account: Account) -> StoreResult<()>;
     async fn account_by_email(&self, email: &str) -> StoreResult<Option<Account>>;
+    /// The accounts holding these handles (lower case), in no particular order.
+    async fn accounts_by_handles(&self, handles: &[String]) -> StoreResult<Vec<Account>>;
+    /// The handles in use that start with `prefix` (to pick a free one).
+    async fn handles_with_prefix(&self, prefix: &str) -> StoreResult<Vec<String>>;
+    /// Accounts without a handle (made before handles existed), at most `limit`.
+    async fn accounts_without_handle(&self, limit: usize) -> StoreResult<Vec<Account>>;
+    /// Gives the account `handle` if it has none yet; `false` when it has one (nothing
+    /// written), `AlreadyExists("handle")` when another account holds it.
+    async fn assign_handle(&self, user_id: &str, handle: &str) -> StoreResult<bool>;
+    /// Changes what the person may change of their own profile (each field when given):
+    /// `NotFound` when there is no such account, `AlreadyExists("handle")` when another
+    /// account holds the handle (nothing written).
+    async fn update_profile(
+        &self,
+        user_id: &str,
+        handle: Option<String>,
+        display_name: Option<String>,
+    ) -> StoreResult<()>;
     async fn account_by_id(&self, id: &str) -> StoreResult<Option<Account>>;
     /// The argon2id PHC string of a local account's password, if it has one.
     async fn password_hash(&self, user_id: &str) -> StoreResult<Option<String>>;

@@ -54,7 +54,7 @@ pub trait Columns {
 
 /// How many columns each record spans, for rows that hold several.
 pub const REVIEW_WIDTH: usize = 15;
-pub const USER_WIDTH: usize = 3;
+pub const USER_WIDTH: usize = 4;
 pub const ACCOUNT_WIDTH: usize = USER_WIDTH + 5;
 pub const TOKEN_WIDTH: usize = 9;
 pub const SESSION_WIDTH: usize = 5;
@@ -87,6 +87,11 @@ fn optional_json<T: serde::de::DeserializeOwned>(
 /// fail; `null` is a defensive fallback the NOT NULL columns would refuse loudly.
 pub fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
+}
+
+/// A list as a JSON column: NULL when empty.
+pub fn optional_list_json<T: serde::Serialize>(list: &[T]) -> Option<String> {
+    (!list.is_empty()).then(|| to_json(&list))
 }
 
 /// A SHA-256, stored as 32 bytes.
@@ -151,24 +156,27 @@ pub fn review(row: &dyn Columns, at: usize) -> ColumnResult<ReviewRecord> {
     })
 }
 
-/// id, provider, display name.
+/// id, provider, display name, handle (NULL, read as empty, only for an account made before
+/// handles existed, until the next server start gives it one).
 pub fn user(row: &dyn Columns, at: usize) -> ColumnResult<User> {
     Ok(User {
         id: row.text(at)?,
         provider: word(row, at + 1, Provider::parse)?,
         display_name: row.text(at + 2)?,
+        handle: row.optional_text(at + 3)?.unwrap_or_default(),
     })
 }
 
 /// `user`, then email, membership, status, admin flag, created.
 pub fn account(row: &dyn Columns, at: usize) -> ColumnResult<Account> {
+    let at = at + USER_WIDTH;
     Ok(Account {
-        user: user(row, at)?,
-        email: row.text(at + 3)?,
-        membership: word(row, at + 4, Membership::parse)?,
-        status: word(row, at + 5, UserStatus::parse)?,
-        is_admin: row.flag(at + 6)?,
-        created_at: row.integer(at + 7)?,
+        user: user(row, at - USER_WIDTH)?,
+        email: row.text(at)?,
+        membership: word(row, at + 1, Membership::parse)?,
+        status: word(row, at + 2, UserStatus::parse)?,
+        is_admin: row.flag(at + 3)?,
+        created_at: row.integer(at + 4)?,
     })
 }
 
@@ -213,7 +221,7 @@ pub fn version(row: &dyn Columns, at: usize) -> ColumnResult<VersionRecord> {
 }
 
 /// id, review id, author id, category, status, body, version id, anchor (JSON), run id,
-/// created, edited, deleted.
+/// created, edited, deleted, mentions (JSON or NULL for none).
 pub fn comment(row: &dyn Columns, at: usize) -> ColumnResult<CommentRecord> {
     Ok(CommentRecord {
         id: row.text(at)?,
@@ -228,10 +236,12 @@ pub fn comment(row: &dyn Columns, at: usize) -> ColumnResult<CommentRecord> {
         created_at: row.integer(at + 9)?,
         edited_at: row.optional_integer(at + 10)?,
         deleted_at: row.optional_integer(at + 11)?,
+        mentions: optional_json(row, at + 12)?.unwrap_or_default(),
     })
 }
 
-/// id, comment id, review id, author id, body, run id, created, edited, deleted.
+/// id, comment id, review id, author id, body, run id, created, edited, deleted, mentions (JSON
+/// or NULL for none).
 pub fn message(row: &dyn Columns, at: usize) -> ColumnResult<MessageRecord> {
     Ok(MessageRecord {
         id: row.text(at)?,
@@ -243,6 +253,7 @@ pub fn message(row: &dyn Columns, at: usize) -> ColumnResult<MessageRecord> {
         created_at: row.integer(at + 6)?,
         edited_at: row.optional_integer(at + 7)?,
         deleted_at: row.optional_integer(at + 8)?,
+        mentions: optional_json(row, at + 9)?.unwrap_or_default(),
     })
 }
 
@@ -409,4 +420,25 @@ impl<'a> OutcomeColumns<'a> {
             },
         }
     }
+}
+
+/// id, user id, event id, reason, review id, comment id, message id, actor id, excerpt, created,
+/// read.
+pub fn notification(
+    row: &dyn Columns,
+    at: usize,
+) -> ColumnResult<crate::outbox::NotificationRecord> {
+    Ok(crate::outbox::NotificationRecord {
+        id: row.text(at)?,
+        user_id: row.text(at + 1)?,
+        event_id: row.text(at + 2)?,
+        reason: word(row, at + 3, crate::model::NotificationReason::parse)?,
+        review_id: row.optional_text(at + 4)?,
+        comment_id: row.optional_text(at + 5)?,
+        message_id: row.optional_text(at + 6)?,
+        actor_id: row.optional_text(at + 7)?,
+        excerpt: row.text(at + 8)?,
+        created_at: row.integer(at + 9)?,
+        read_at: row.optional_integer(at + 10)?,
+    })
 }

@@ -1,8 +1,8 @@
 //! The outbox (`crate::outbox`): rows added with the changes they come from, claimed by one
 //! node at a time, completed with what follows from them.
 
-use crate::model::Millis;
-use crate::outbox::{Completion, OutboxEntry, OutboxRow, Sink, SinkDepth};
+use crate::model::{EmailFrequency, Millis};
+use crate::outbox::{Completion, NotificationRecord, OutboxEntry, OutboxRow, Sink, SinkDepth};
 
 use super::StoreResult;
 
@@ -32,6 +32,39 @@ pub trait OutboxStore: Send + Sync {
 
     /// What is pending in each sink.
     async fn outbox_depths(&self) -> StoreResult<Vec<SinkDepth>>;
+
+    /// A person's notifications, newest first (by creation time, then id, both descending),
+    /// after the `(created_at, id)` key `after` when given; only unread ones if `unread_only`.
+    async fn notifications_of(
+        &self,
+        user_id: &str,
+        unread_only: bool,
+        after: Option<(Millis, String)>,
+        limit: usize,
+    ) -> StoreResult<Vec<NotificationRecord>>;
+
+    /// A person's unread notifications counted per document (`None`: about no document).
+    async fn unread_notifications(&self, user_id: &str) -> StoreResult<Vec<(Option<String>, i64)>>;
+
+    /// Marks a person's notifications read at `at`: those of `ids` (others' ids are passed
+    /// over), or all with `None`; those read already keep their time. Tells the person's
+    /// watchers (`Store::subscribe_people`) when any changed. Answers how many changed.
+    async fn mark_notifications_read(
+        &self,
+        user_id: &str,
+        ids: Option<Vec<String>>,
+        at: Millis,
+    ) -> StoreResult<u64>;
+
+    /// How a person's notifications reach them by mail; `None` when there is no such person.
+    async fn email_frequency(&self, user_id: &str) -> StoreResult<Option<EmailFrequency>>;
+
+    /// Sets it; `false` when there is no such person.
+    async fn set_email_frequency(
+        &self,
+        user_id: &str,
+        frequency: EmailFrequency,
+    ) -> StoreResult<bool>;
 
     /// Deletes the rows of `sink` that finished (succeeded or failed) before `before`; answers
     /// how many.

@@ -42,7 +42,8 @@ pub fn shortened(text: &str, max: usize) -> (String, Option<usize>) {
 /// Puts items of `lists` into `envelope` (one array per list, under its name), continuing at
 /// `at` (one position per list) and taking the lists in order, as many items as keep the
 /// answer within the limit. Returns where the next page starts, or `None` when everything
-/// from `at` on was taken. At least one item is taken when any is left, so paging always ends.
+/// from `at` on was taken. At least one item is taken when any is left, so paging always ends;
+/// an item longer than an answer by itself is named in its place.
 pub fn fill(envelope: &mut Value, lists: &[(&str, &[Value])], at: &[usize]) -> Option<Vec<usize>> {
     for (name, _) in lists {
         envelope[*name] = json!([]);
@@ -63,9 +64,19 @@ pub fn fill(envelope: &mut Value, lists: &[(&str, &[Value])], at: &[usize]) -> O
                 envelope[*name] = Value::Array(page);
                 return Some(next);
             }
-            used += cost;
+            if used + cost > ANSWER_LIMIT - RESERVE {
+                // Alone longer than an answer (hand-made HTML: a heading's id of 50,000
+                // characters): named, so paging goes on past it.
+                let placeholder = json!({
+                    "omitted": format!("item {} of `{name}` is longer than an answer", next[index]),
+                });
+                used += json_chars(&placeholder) + 1;
+                page.push(placeholder);
+            } else {
+                used += cost;
+                page.push(item.clone());
+            }
             taken_any = true;
-            page.push(item.clone());
             next[index] += 1;
         }
         envelope[*name] = Value::Array(page);
@@ -240,6 +251,21 @@ mod tests {
         }
         let expected: Vec<Value> = big.iter().chain(&small).cloned().collect();
         assert_eq!(seen, expected);
+    }
+
+    #[test]
+    fn an_item_longer_than_an_answer_is_named_and_paging_goes_on() {
+        let items = vec![
+            json!({ "id": "a" }),
+            json!({ "id": "x".repeat(30_000) }),
+            json!({ "id": "b" }),
+        ];
+        let mut page = json!({});
+        let next = fill(&mut page, &[("items", &items)], &[1]);
+        assert_eq!(next, None);
+        assert!(json_chars(&page) < 1_000, "{page}");
+        assert!(page["items"][0]["omitted"].is_string());
+        assert_eq!(page["items"][1]["id"], "b");
     }
 
     #[test]

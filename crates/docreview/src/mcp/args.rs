@@ -32,6 +32,8 @@ pub enum ReadMethod {
     Search,
     /// The rest of a long run_write comment answer (`cursor`).
     Results,
+    /// Your unread notifications (mentions, replies), newest first.
+    Notifications,
 }
 
 impl ReadMethod {
@@ -46,6 +48,7 @@ impl ReadMethod {
             ReadMethod::Thread => "thread",
             ReadMethod::Search => "search",
             ReadMethod::Results => "results",
+            ReadMethod::Notifications => "notifications",
         }
     }
 }

@@ -10,6 +10,7 @@ mod auth;
 mod comments;
 mod hosts;
 mod jq;
+mod notifications;
 mod org;
 mod output;
 mod reviews;
@@ -22,6 +23,7 @@ use docreview_client::api::secret::Secret;
 
 pub use auth::{AuthCommand, TokensCommand, auth, tokens};
 pub use comments::{CommentsCommand, RunsCommand, comments, runs};
+pub use notifications::{NotificationsArgs, notifications};
 pub use org::{OrgCommand, ProjectsCommand, org, projects};
 pub use output::Output;
 pub use reviews::{ReviewsCommand, reviews};

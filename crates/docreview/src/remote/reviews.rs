@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use docreview_client::api::{
-    AccessMode, AllowedUserEntry, GrantRole, ListQuery, MetaChange, OwnerChange, ReviewList,
-    ReviewSummaryView, ReviewView, Section, SharingChange, SharingView, TitleChange, VersionMode,
+    AccessMode, AllowedUserEntry, ExportFormat, GrantRole, ListQuery, MetaChange, OwnerChange,
+    ReviewList, ReviewSummaryView, ReviewView, Section, SharingChange, SharingView, TitleChange,
+    VersionMode,
 };
 use docreview_client::{Client, DocumentUpload, HtmlFile, VersionUpload};
 
@@ -56,6 +57,19 @@ pub enum ReviewsCommand {
         #[arg(long)]
         section: Option<String>,
     },
+    /// Write a document out: `w3c` (W3C Web Annotations, JSON-LD), `native` (lossless, with every
+    /// version's HTML; editors and owners), `csv` (a row per comment and reply) or `markdown`
+    /// (a readable report). To standard output, or to `--out FILE`.
+    Export {
+        /// The document's id (rv_…).
+        review: String,
+        /// w3c, native, csv or markdown.
+        #[arg(long, value_parser = ["w3c", "native", "csv", "markdown"])]
+        format: String,
+        /// Write the file here (replaced if it exists) instead of to standard output.
+        #[arg(long, short, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Open the document's review screen in the browser (or print its address).
     Open {
         /// The document's id (rv_…).
@@ -65,7 +79,7 @@ pub enum ReviewsCommand {
     Upload {
         /// The HTML file.
         file: PathBuf,
-        /// The title [default: the file's name without its extension].
+        /// The title [default: the HTML's <title>, else its first <h1>, else the file's name].
         #[arg(long)]
         title: Option<String>,
         /// A tag (repeat for more).
@@ -204,6 +218,34 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
         }
         ReviewsCommand::Text { review, section } => {
             text(&client, &review, section.as_deref(), output).await
+        }
+        ReviewsCommand::Export {
+            review,
+            format,
+            out,
+        } => {
+            // The parser allows only the four words.
+            let format = ExportFormat::parse(&format).unwrap_or(ExportFormat::Markdown);
+            let bytes = client.export_review(&review, format).await?;
+            if let Some(path) = out {
+                std::fs::write(&path, &bytes).map_err(|error| {
+                    Failure::error(format!("writing {}: {}", path.display(), io_reason(&error)))
+                })?;
+                eprintln!(
+                    "Wrote {} ({}).",
+                    path.display(),
+                    indicatif::HumanBytes(bytes.len() as u64)
+                );
+            } else {
+                let mut stdout = std::io::stdout().lock();
+                stdout
+                    .write_all(&bytes)
+                    .and_then(|()| stdout.flush())
+                    .map_err(|error| {
+                        Failure::error(format!("writing the export: {}", io_reason(&error)))
+                    })?;
+            }
+            Ok(())
         }
         ReviewsCommand::Open { review } => {
             let review = client.review(&review, false).await?;

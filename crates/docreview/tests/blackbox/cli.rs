@@ -1837,3 +1837,172 @@ async fn bad_ids_and_missing_files_are_refused_with_their_exit_codes() {
         Some(1)
     );
 }
+
+/// `reviews export`: every format to standard output byte for byte as the API serves it, or
+/// to a file; the lossless file's refusal, an unknown format and an unwritable file fail
+/// clearly.
+#[tokio::test]
+async fn reviews_export_writes_what_the_api_serves() {
+    let server = Server::start();
+    server.create_user("ada@example.com", "Ada", &[]);
+    server.create_user("bo@example.com", "Bo", &[]);
+    let token = server.issue_token("ada@example.com", "docs,comments");
+    let reader = server.issue_token("bo@example.com", "comments");
+    let api = server.client(Some(&token));
+    let dir = tempfile::tempdir().expect("dir");
+    let id = api
+        .create_with_access("Plan", SAMPLE_HTML, docreview_client::api::AccessMode::Link)
+        .await
+        .review_id;
+    api.note_on(&id, "lazy dog", "=1+1, said the dog").await;
+    for format in ["w3c", "native", "csv", "markdown"] {
+        let output = as_user(
+            dir.path(),
+            &server,
+            &token,
+            &["reviews", "export", &id, "--format", format],
+        );
+        assert!(
+            output.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let served = api
+            .get(&format!("/api/reviews/{id}/export?format={format}"))
+            .await;
+        assert_eq!(served.status, 200);
+        if format == "w3c" || format == "native" {
+            // Each holds the time it was made; everything else is the same.
+            let mut printed: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+            let mut answered = served.json.clone();
+            for value in [&mut printed, &mut answered] {
+                value.as_object_mut().map(|o| o.remove("exportedAt"));
+            }
+            assert_eq!(printed, answered, "{format}");
+        } else if format == "csv" {
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout),
+                served.text,
+                "{format}"
+            );
+        } else {
+            let printed = String::from_utf8_lossy(&output.stdout);
+            assert!(printed.starts_with("# Plan\n"), "{printed}");
+            assert!(printed.contains("=1+1, said the dog"), "{printed}");
+        }
+    }
+    let file = dir.path().join("plan.csv");
+    let output = as_user(
+        dir.path(),
+        &server,
+        &token,
+        &[
+            "reviews",
+            "export",
+            &id,
+            "--format",
+            "csv",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.stdout.is_empty());
+    let written = std::fs::read_to_string(&file).expect("the file");
+    assert!(written.contains("'=1+1, said the dog"), "{written}");
+
+    // A reader may have every format but the lossless one.
+    let refusal = as_user(
+        dir.path(),
+        &server,
+        &reader,
+        &["reviews", "export", &id, "--format", "native"],
+    );
+    refused(&refusal, 1, &["editor"]);
+    refused(
+        &as_user(
+            dir.path(),
+            &server,
+            &token,
+            &["reviews", "export", &id, "--format", "pdf"],
+        ),
+        2,
+        &["pdf", "csv"],
+    );
+    refused(
+        &as_user(
+            dir.path(),
+            &server,
+            &token,
+            &[
+                "reviews",
+                "export",
+                &id,
+                "--format",
+                "csv",
+                "--out",
+                dir.path().to_str().unwrap(),
+            ],
+        ),
+        1,
+        &["writing"],
+    );
+    refused(
+        &as_user(
+            dir.path(),
+            &server,
+            &token,
+            &["reviews", "export", "rv_missing", "--format", "csv"],
+        ),
+        6,
+        &["not found"],
+    );
+}
+
+/// `docreview notifications [--unread] [--read-all]`, as text and as the API's JSON.
+#[tokio::test]
+async fn notifications_are_listed_and_marked_read_from_the_terminal() {
+    let server = Server::start();
+    let config = tempfile::tempdir().expect("config dir");
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let bob = server.user("bob@example.com", "Bob", &[], "comments");
+    let review = ada.upload("Plan", support::SAMPLE_HTML).await;
+    bob.post(
+        &format!("/api/reviews/{}/comments", review.review_id),
+        &serde_json::json!({ "body": "hello @ada" }),
+    )
+    .await
+    .expect(201);
+    let token = ada.token().expect("token");
+    let mut listed = Value::Null;
+    for _ in 0..250 {
+        listed = json_of(&as_user(
+            config.path(),
+            &server,
+            token,
+            &["notifications", "--unread", "--json"],
+        ));
+        if listed["unreadCount"] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(listed["unreadCount"], 1, "{listed}");
+    assert_eq!(listed["notifications"][0]["reason"], "mention");
+    let text = text_of(&as_user(config.path(), &server, token, &["notifications"]));
+    assert!(text.contains("mention"), "{text}");
+    assert!(text.contains("Plan: hello @ada"), "{text}");
+    assert!(text.ends_with("1 unread"), "{text}");
+    let after = json_of(&as_user(
+        config.path(),
+        &server,
+        token,
+        &["notifications", "--read-all", "--json"],
+    ));
+    assert_eq!(after["unreadCount"], 0, "{after}");
+    assert_eq!(after["notifications"], serde_json::json!([]));
+}

@@ -21,6 +21,7 @@ mod events;
 mod health;
 mod manage;
 mod mcp;
+mod notifications;
 mod operations;
 mod org;
 mod projects;

@@ -568,7 +568,8 @@ async fn batches_runs_and_reviews_with_many_comments_page_whole() {
     client.cancel().await.expect("close");
 }
 
-/// An outline of 1,500 headings (one of them very long) pages whole.
+/// An outline of 1,500 headings (one very long, one with an id longer than an answer) pages
+/// whole.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_outline_of_1500_headings_pages_whole() {
     let server = Server::start();
@@ -581,7 +582,12 @@ async fn an_outline_of_1500_headings_pages_whole() {
             String::new()
         };
         html.push_str(&format!(
-            "<h2 id=\"s{i}\">Heading number {i} of the \"outline\" {extra}</h2><p>Text {i}.</p>"
+            "<h2 id=\"{}\">Heading number {i} of the \"outline\" {extra}</h2><p>Text {i}.</p>",
+            if i == 1_000 {
+                "y".repeat(30_000)
+            } else {
+                format!("s{i}")
+            }
         ));
     }
     html.push_str("</body></html>");
@@ -595,11 +601,18 @@ async fn an_outline_of_1500_headings_pages_whole() {
     )
     .await;
     assert!(pages > 2, "{pages}");
+    assert_eq!(sections.len(), 1_500);
+    // A section whose id alone is longer than an answer is named in its place.
+    assert!(
+        sections[1_000]["omitted"].is_string(),
+        "{}",
+        sections[1_000]
+    );
     once_each(
         sections
             .iter()
-            .map(|s| s["id"].as_str().unwrap().to_string()),
-        1_500,
+            .filter_map(|s| s["id"].as_str().map(str::to_string)),
+        1_499,
     );
     assert_eq!(sections[700]["id"], "s700");
     assert!(sections[700]["headingChars"].as_u64().unwrap() > 5_000);
@@ -1356,4 +1369,47 @@ async fn api_pages_too_long_for_an_answer_are_asked_in_smaller_pages() {
         found[123]["position"]
     );
     client.cancel().await.expect("close");
+}
+
+/// `reviews_read` `notifications`: the caller's unread notifications, newest first.
+#[tokio::test]
+async fn agents_read_their_notifications() {
+    let server = Server::start();
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let bob = server.user("bob@example.com", "Bob", &[], "comments");
+    let review = ada.upload("Plan", SAMPLE_HTML).await;
+    bob.post(
+        &format!("/api/reviews/{}/comments", review.review_id),
+        &json!({ "body": "first" }),
+    )
+    .await
+    .expect(201);
+    // Ada is told of Bob's comment once the outbox has fanned it out.
+    let (client, _config) = agent(&server, ada.token().expect("token")).await;
+    let mut answer = Value::Null;
+    for _ in 0..250 {
+        answer = ok(
+            &client,
+            "reviews_read",
+            json!({ "method": "notifications" }),
+        )
+        .await;
+        if answer["unreadCount"] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(answer["unreadCount"], 1, "{answer}");
+    assert_eq!(answer["notifications"][0]["reason"], "comment");
+    assert_eq!(answer["notifications"][0]["excerpt"], "first");
+    assert!(answer["nextCursor"].is_null());
+    // Bob, who acted, has none.
+    let (client, _config) = agent(&server, bob.token().expect("token")).await;
+    let answer = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "notifications" }),
+    )
+    .await;
+    assert_eq!(answer["unreadCount"], 0, "{answer}");
 }

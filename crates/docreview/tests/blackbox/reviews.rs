@@ -191,6 +191,7 @@ async fn create_with_html_returns_every_review_field() {
             id: ada_id,
             provider: Provider::Local,
             display_name: "Ada Lovelace".into(),
+            handle: "ada".into(),
         }
     );
     assert_eq!(review.role, Role::Owner);
@@ -312,15 +313,19 @@ async fn create_without_html_makes_one_empty_untitled_version() {
 }
 
 #[tokio::test]
-async fn title_defaults_to_the_first_heading() {
+async fn title_defaults_to_the_title_element_then_the_first_h1_then_any_heading() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
+    let html = "<html><head><title>Head   title</title></head><body><h1>H</h1></body></html>";
+    let review = create(&ada, &from_html(html)).await.expect("create");
+    assert_eq!(review.title, "Head title");
     let html = "<p>preface</p><h2>Quarterly   Plan</h2><p>x</p><h1>Later</h1>";
     let review = create(&ada, &from_html(html)).await.expect("create");
-    assert_eq!(review.title, "Quarterly Plan");
-    // The <title> element is not a heading.
-    let html = "<html><head><title>Head title</title></head><body><p>x</p></body></html>";
+    assert_eq!(review.title, "Later");
+    let html = "<p>preface</p><h2>Quarterly   Plan</h2><p>x</p>";
     let review = create(&ada, &from_html(html)).await.expect("create");
+    assert_eq!(review.title, "Quarterly Plan");
+    let review = create(&ada, &from_html("<p>x</p>")).await.expect("create");
     assert_eq!(review.title, "Untitled");
 }
 

@@ -133,7 +133,7 @@ async fn document_count(server: &Server) -> usize {
 // New documents
 
 #[tokio::test]
-async fn import_html_creates_a_document_titled_after_the_file() {
+async fn import_html_creates_a_document_titled_after_its_title_element() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     let review = import(
@@ -144,21 +144,78 @@ async fn import_html_creates_a_document_titled_after_the_file() {
     )
     .await
     .expect("import");
-    assert_eq!(review.title, "Quarterly Report");
+    assert_eq!(review.title, "Sample", "the HTML's <title> comes first");
     assert_eq!(review.role, Role::Owner);
     assert_eq!(review.source.versions.len(), 1);
     assert_eq!(review.source.versions[0].label, "v1");
     let id = review.review_id;
     let stored = read(&ada, &id).await;
-    assert_eq!(stored.title, "Quarterly Report");
+    assert_eq!(stored.title, "Sample");
     assert_eq!(
         bundle_text(&ada, &id, &stored.latest_version_id).await,
         SAMPLE_HTML
     );
 }
 
+/// A document's title, when none is given: its `<title>`, then its first `<h1>`, then the
+/// file's name, then its first heading; "Untitled" when it has none of them.
 #[tokio::test]
-async fn import_html_without_a_file_name_is_titled_after_the_first_heading() {
+async fn an_untitled_upload_is_named_by_its_h1_then_its_file_then_any_heading() {
+    let server = Server::start();
+    let ada = server.user("ada@example.com", "Ada", &[], "docs");
+    for (html, file_name, title) in [
+        (
+            "<title>  Launch \n plan </title><h1>Heading</h1>",
+            "file.html",
+            "Launch plan",
+        ),
+        (
+            "<title> </title><h2>Aside</h2><h1>Plan for Q3</h1>",
+            "file.html",
+            "Plan for Q3",
+        ),
+        (
+            "<h2>Only a second level</h2><p>x</p>",
+            "Quarterly Report.html",
+            "Quarterly Report",
+        ),
+        (
+            "<svg><title>A chart</title></svg><p>x</p>",
+            "chart.htm",
+            "chart",
+        ),
+    ] {
+        let review = import(&ada, html.as_bytes(), file_name, &DocumentUpload::default())
+            .await
+            .expect("import");
+        assert_eq!(review.title, title, "{html} from {file_name}");
+    }
+    // Without a file name (raw: the typed client always names the file).
+    for (html, title) in [
+        (
+            "<h2>Only a second level</h2><p>x</p>",
+            "Only a second level",
+        ),
+        ("<p>No heading at all.</p>", "Untitled"),
+    ] {
+        let part = Part::bytes(html.as_bytes().to_vec())
+            .mime_str("text/html")
+            .expect("mime");
+        let reply = import_raw(&ada, Form::new().part("file", part)).await;
+        assert_eq!(review_of(&reply, 201).title, title, "{html}");
+    }
+    // Created from JSON with no title: the same rule.
+    let created = ada
+        .create(docreview_client::api::ReviewInput {
+            title: None,
+            ..crate::support::review_input("ignored", "<title>From JSON</title><h1>H</h1>")
+        })
+        .await;
+    assert_eq!(created.title, "From JSON");
+}
+
+#[tokio::test]
+async fn import_html_without_a_file_name_is_titled_after_its_title_element() {
     let server = Server::start();
     let ada = server.user("ada@example.com", "Ada", &[], "docs");
     // Raw: the typed client always names the file.
@@ -166,7 +223,7 @@ async fn import_html_without_a_file_name_is_titled_after_the_first_heading() {
         .mime_str("text/html")
         .expect("mime");
     let reply = import_raw(&ada, Form::new().part("file", part)).await;
-    assert_eq!(review_of(&reply, 201).title, "Introduction");
+    assert_eq!(review_of(&reply, 201).title, "Sample");
 }
 
 #[tokio::test]
@@ -218,7 +275,7 @@ async fn import_html_by_the_import_token_is_owned_by_the_service_principal() {
     .await
     .expect("import");
     assert_eq!(review.owner.id, "svc_import");
-    assert_eq!(review.title, "delivery");
+    assert_eq!(review.title, "Sample");
 }
 
 #[tokio::test]

@@ -325,6 +325,7 @@ async fn a_word_finds_every_word_it_begins_whatever_the_case() {
             id: fx.ada_id.clone(),
             provider: Provider::Local,
             display_name: "Ada Lovelace".into(),
+            handle: "ada".into(),
         }
     );
     assert_eq!(hit.category, Category::Revise);

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use docreview_api::{MeView, PageQuery, Revoked, TokenList};
+use docreview_api::{ErrorBody, MeView, PageQuery, ProfileChange, Revoked, TokenList};
 use docreview_core::access::Operation;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -11,12 +11,13 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::extract::{ApiPath, ApiQuery, Caller};
+use crate::extract::{ApiJson, ApiPath, ApiQuery, Caller};
 use crate::routes::allow;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(allow(Operation::Account, routes!(me)))
+        .routes(allow(Operation::Profile, routes!(update_me)))
         .routes(allow(Operation::Account, routes!(tokens)))
         .routes(allow(Operation::Account, routes!(revoke)))
 }
@@ -26,6 +27,22 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses((status = 200, description = "The caller", body = MeView)))]
 async fn me(State(state): State<AppState>, Caller(actor): Caller) -> Result<Response, ApiError> {
     Ok(Json(state.service.me(&actor).await?).into_response())
+}
+
+/// Change the caller's handle or display name (at least one). A handle is stored in lower
+/// case; one another person holds is 409 `already_exists`.
+#[utoipa::path(patch, path = "/api/me", tag = "account", operation_id = "updateMe",
+    request_body = ProfileChange,
+    responses(
+        (status = 200, description = "The caller, changed", body = MeView),
+        (status = 409, description = "`already_exists`: another person holds the handle", body = ErrorBody),
+    ))]
+async fn update_me(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+    ApiJson(change): ApiJson<ProfileChange>,
+) -> Result<Response, ApiError> {
+    Ok(Json(state.service.update_me(&actor, change).await?).into_response())
 }
 
 /// The caller's personal tokens (never their values).

@@ -27,7 +27,7 @@ struct DocumentUpload {
     /// The HTML file.
     #[schema(value_type = String, format = Binary, content_media_type = "text/html")]
     file: Vec<u8>,
-    /// The title (default: the HTML's `<title>`, else the file name).
+    /// The title (default: the HTML's `<title>`, else its first `<h1>`, else the file name).
     title: Option<String>,
     /// The first version's label.
     label: Option<String>,

@@ -6,6 +6,7 @@ mod comments;
 mod events;
 mod imports;
 mod manage;
+mod notifications;
 mod org;
 mod projects;
 mod reviews;
@@ -107,6 +108,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(manage::router())
         .merge(search::router())
         .merge(account::router())
+        .merge(notifications::router())
         .merge(projects::router())
         .merge(org::router())
 }

@@ -229,6 +229,11 @@ impl Server {
         Server::start_with(&[])
     }
 
+    /// Where this server's data lives.
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.storage
+    }
+
     /// Starts with extra environment variables (e.g. `DOCREVIEW_MAX_HTML_BYTES`).
     pub fn start_with(env: &[(&str, &str)]) -> Server {
         Server::start_on(Storage::fresh(), env)
