@@ -130,6 +130,17 @@ pub struct NewReply {
     pub base_comments_revision: Option<i64>,
 }
 
+/// `PUT /api/me/password`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PasswordChange {
+    #[schema(value_type = String)]
+    pub current_password: crate::secret::Secret,
+    /// At least 10 characters.
+    #[schema(value_type = String, min_length = 10, max_length = 1024)]
+    pub new_password: crate::secret::Secret,
+}
+
 #[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TextEdit {

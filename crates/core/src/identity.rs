@@ -155,6 +155,41 @@ pub fn new_pkce_verifier() -> Secret {
     Secret::new(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random))
 }
 
+/// The shortest password anyone may set, in characters (DESIGN.md §8.2).
+pub const MIN_PASSWORD_CHARS: usize = 10;
+/// The longest: more is no safer, and hashing should not be a way to spend our CPU.
+pub const MAX_PASSWORD_CHARS: usize = 1024;
+
+/// The one rule for a new password, whichever way it is set (an operator's command, the
+/// Account page, a reset or an invitation): a reason when `password` may not be used.
+pub fn password_problem(password: &str) -> Option<String> {
+    let length = password.chars().count();
+    if length < MIN_PASSWORD_CHARS {
+        Some(format!(
+            "the password must be at least {MIN_PASSWORD_CHARS} characters (it has {length})"
+        ))
+    } else if length > MAX_PASSWORD_CHARS {
+        Some(format!(
+            "the password must be at most {MAX_PASSWORD_CHARS} characters"
+        ))
+    } else if password.contains('\0') {
+        Some("the password must not hold a NUL character".into())
+    } else if password.trim().is_empty() {
+        Some("the password must not be only white space".into())
+    } else {
+        None
+    }
+}
+
+/// A new password's hash, once [`password_problem`] finds nothing wrong with it.
+/// Costs tens of milliseconds of CPU: call it off the async threads.
+pub fn hash_new_password(password: &str) -> Result<String, String> {
+    match password_problem(password) {
+        Some(problem) => Err(problem),
+        None => hash_password(password),
+    }
+}
+
 /// Hashes a password with argon2id and the crate's recommended parameters, as a PHC string.
 /// Costs tens of milliseconds of CPU: call it off the async threads.
 pub fn hash_password(password: &str) -> Result<String, String> {
@@ -219,6 +254,23 @@ impl std::fmt::Debug for SharedTokens {
 mod tests {
     use super::*;
     use crate::clock::OsEntropy;
+
+    #[test]
+    fn one_rule_for_every_new_password() {
+        assert!(password_problem("nine char").is_some());
+        assert!(password_problem("ten chars!").is_none());
+        // Characters, not bytes.
+        assert!(password_problem("ééééééééé").is_some());
+        assert!(password_problem("éééééééééé").is_none());
+        assert!(password_problem("          ").is_some());
+        assert!(password_problem("with a \0 inside").is_some());
+        assert!(password_problem(&"x".repeat(MAX_PASSWORD_CHARS + 1)).is_some());
+        assert!(hash_new_password("short").is_err());
+        assert!(verify_password(
+            "long enough",
+            &hash_new_password("long enough").unwrap()
+        ));
+    }
 
     #[test]
     fn minted_tokens_are_well_formed_and_distinct() {

@@ -405,11 +405,10 @@ impl Service {
         Ok(())
     }
 
-    /// `docreview admin create-user`.
     /// `docreview admin set-password`: gives a member (e.g. an external member an admin
-    /// registered) a password for browser sign-in, or replaces theirs.
+    /// registered) a password for browser sign-in, or replaces theirs, ending their sessions.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn set_password(&self, email: &str, password_hash: String) -> Result<Account> {
+    pub async fn set_password(&self, email: &str, password: &str) -> Result<Account> {
         let account = self
             .store
             .account_by_email(&normalize_email(email)?)
@@ -422,14 +421,66 @@ impl Service {
                 account.email, account.user.provider
             )));
         }
-        if !self
-            .store
-            .set_password_hash(account.id(), password_hash)
-            .await?
-        {
+        let hash = new_password_hash(password).await?;
+        if !self.store.set_password_hash(account.id(), hash).await? {
             return Err(Error::NotFound("user"));
         }
         Ok(account)
+    }
+
+    /// `PUT /api/me/password`: a signed-in person changes their own password, proving the
+    /// current one. Every session of theirs ends (a thief's too); the browser that asked gets a
+    /// new one. Wrong current passwords count as failed sign-ins.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn change_my_password(
+        &self,
+        actor: &Actor,
+        current: &str,
+        new: &str,
+        address: &str,
+    ) -> Result<SignedIn> {
+        if !matches!(actor.credential, Credential::Session { .. }) {
+            return Err(Error::forbidden(
+                "a password is changed from a signed-in browser (the Account page), not with a token",
+            ));
+        }
+        if let Some(problem) = identity::password_problem(new) {
+            return Err(Error::invalid(format!("newPassword: {problem}")));
+        }
+        let now = self.clock.now();
+        let attempt = format!("{}\u{0}{address}", actor.account.email);
+        self.failed_sign_ins.check(&attempt, now)?;
+        let stored = self.store.password_hash(actor.id()).await?;
+        let current = current.to_string();
+        let matches = tokio::task::spawn_blocking(move || {
+            stored.is_some_and(|hash| identity::verify_password(&current, &hash))
+        })
+        .await
+        .map_err(|error| Error::Internal(Box::new(error)))?;
+        if !matches {
+            self.failed_sign_ins.record_failure(&attempt, now);
+            return Err(Error::forbidden(
+                "currentPassword is not your current password",
+            ));
+        }
+        let hash = new_password_hash(new).await?;
+        if !self.store.set_password_hash(actor.id(), hash).await? {
+            return Err(Error::NotFound("user"));
+        }
+        let (cookie_value, hash) = identity::mint_session_value(&*self.entropy);
+        let session = SessionRecord {
+            id: self.new_id("ses_", now),
+            hash,
+            user_id: actor.id().to_string(),
+            created_at: now,
+            expires_at: now + SESSION_LIFETIME_MS,
+        };
+        let expires_at = session.expires_at;
+        self.store.insert_session(session).await?;
+        Ok(SignedIn {
+            cookie_value,
+            expires_at,
+        })
     }
 
     /// `docreview admin list-users`: every member (not removed ones), by email.
@@ -755,6 +806,16 @@ pub fn normalize_email(email: &str) -> Result<String> {
             "`{email}` is not a valid email address"
         )))
     }
+}
+
+/// The hash of a new password that passes the one rule (`identity::password_problem`),
+/// computed off the async threads.
+pub async fn new_password_hash(password: &str) -> Result<String> {
+    let password = password.to_string();
+    tokio::task::spawn_blocking(move || identity::hash_new_password(&password))
+        .await
+        .map_err(|error| Error::Internal(Box::new(error)))?
+        .map_err(Error::invalid)
 }
 
 #[cfg(test)]

@@ -526,7 +526,21 @@ async fn an_operator_sets_a_members_password() {
     // Refusals say why and change nothing.
     let short = set("eve@example.com", "short\n");
     assert!(!short.status.success());
-    assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8 characters"));
+    assert!(String::from_utf8_lossy(&short.stderr).contains("at least 10 characters"));
+    // The same rule when an operator creates a member with a password.
+    let created = server.admin_with_input(
+        &[
+            "create-user",
+            "--email",
+            "sam@example.com",
+            "--name",
+            "Sam",
+            "--password-stdin",
+        ],
+        "nine char\n",
+    );
+    assert!(!created.status.success());
+    assert!(String::from_utf8_lossy(&created.stderr).contains("at least 10 characters"));
     let nobody = set("nobody@example.com", "long enough password\n");
     assert!(!nobody.status.success());
     assert!(String::from_utf8_lossy(&nobody.stderr).contains("not found"));
@@ -750,4 +764,116 @@ async fn failed_sign_ins_across_accounts_from_one_address_are_limited() {
         .expect("post");
     assert_eq!(limited.status().as_u16(), 429);
     assert!(limited.headers().get("retry-after").is_some());
+}
+
+/// `PUT /api/me/password`: a signed-in browser changes its person's password with the current
+/// one; every session ends and this browser is signed in again; each refusal changes nothing.
+#[tokio::test]
+async fn a_person_changes_their_password_from_a_signed_in_browser() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let browser = server.sign_in("ada@example.com", PASSWORD).await;
+    let elsewhere = server.sign_in("ada@example.com", PASSWORD).await;
+    let change = |current: &str, new: &str| serde_json::json!({ "currentPassword": current, "newPassword": new });
+
+    // Refusals, each with the JSON error body, and nothing changed.
+    browser
+        .put(
+            "/api/me/password",
+            &change("wrong password", "a brand new password"),
+        )
+        .await
+        .expect_error(403, "forbidden");
+    for (body, says) in [
+        (change(PASSWORD, "too short"), "at least 10 characters"),
+        (change(PASSWORD, "          "), "white space"),
+        (change(PASSWORD, &"x".repeat(1025)), "at most 1024"),
+        (change(PASSWORD, "with a \u{0} inside"), "NUL"),
+    ] {
+        let refused = browser.put("/api/me/password", &body).await;
+        let error = refused.expect_error(400, "invalid_request");
+        assert!(
+            error["message"].as_str().is_some_and(|m| m.contains(says)),
+            "{error}"
+        );
+    }
+    for body in [
+        serde_json::json!({ "currentPassword": PASSWORD }),
+        serde_json::json!({ "currentPassword": PASSWORD, "newPassword": "a brand new password", "confirm": "x" }),
+        serde_json::json!({ "currentPassword": 7, "newPassword": "a brand new password" }),
+    ] {
+        browser
+            .put("/api/me/password", &body)
+            .await
+            .expect_error(400, "invalid_request");
+    }
+    // A token cannot do it, nor a cross-site page riding the cookie.
+    let token = server.issue_token("ada@example.com", "docs,access,comments,org");
+    server
+        .client(Some(&token))
+        .put(
+            "/api/me/password",
+            &change(PASSWORD, "a brand new password"),
+        )
+        .await
+        .expect_error(403, "forbidden");
+    browser
+        .with_origin(Some("https://evil.example"))
+        .put(
+            "/api/me/password",
+            &change(PASSWORD, "a brand new password"),
+        )
+        .await
+        .expect_error(403, "forbidden");
+    elsewhere.get("/api/me").await.expect(200);
+
+    // Done: every session ends, and this browser gets a new one.
+    let done = browser
+        .put(
+            "/api/me/password",
+            &change(PASSWORD, "a brand new password"),
+        )
+        .await;
+    assert_eq!(done.status, 204, "{}", done.text);
+    let cookie = done
+        .header("set-cookie")
+        .and_then(|v| v.split(';').next())
+        .expect("a new session cookie")
+        .to_string();
+    assert!(cookie.starts_with("docreview_session="), "{cookie}");
+    browser.get("/api/me").await.expect(401);
+    elsewhere.get("/api/me").await.expect(401);
+    let mut renewed = browser.clone();
+    renewed.cookie = Some(cookie);
+    assert_eq!(
+        renewed.get("/api/me").await.expect(200)["user"]["email"],
+        "ada@example.com"
+    );
+    server
+        .sign_in("ada@example.com", "a brand new password")
+        .await
+        .get("/api/me")
+        .await
+        .expect(200);
+    // The token was not a session: it still works.
+    server.client(Some(&token)).get("/api/me").await.expect(200);
+}
+
+/// Wrong current passwords count as failed sign-ins: the eleventh in a minute is 429.
+#[tokio::test]
+async fn guessing_the_current_password_is_throttled() {
+    let server = Server::start();
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    let browser = server.sign_in("ada@example.com", PASSWORD).await;
+    let wrong = serde_json::json!({ "currentPassword": "a wrong guess", "newPassword": "a brand new password" });
+    for _ in 0..10 {
+        browser
+            .put("/api/me/password", &wrong)
+            .await
+            .expect_error(403, "forbidden");
+    }
+    let limited = browser.put("/api/me/password", &wrong).await;
+    limited.expect_error(429, "rate_limited");
+    assert!(limited.header("retry-after").is_some());
+    browser.get("/api/me").await.expect(200);
 }

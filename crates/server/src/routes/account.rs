@@ -1,9 +1,12 @@
 //! The caller's own account: profile and personal tokens.
 
-use axum::Json;
 use axum::extract::State;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use docreview_api::{ErrorBody, MeView, PageQuery, ProfileChange, Revoked, TokenList};
+use axum::{Extension, Json};
+use docreview_api::{
+    ErrorBody, MeView, PageQuery, PasswordChange, ProfileChange, Revoked, TokenList,
+};
 use docreview_core::access::Operation;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -12,6 +15,7 @@ use utoipa_axum::routes;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, ApiQuery, Caller};
+use crate::limits::ClientAddress;
 use crate::routes::allow;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -20,6 +24,43 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(allow(Operation::Profile, routes!(update_me)))
         .routes(allow(Operation::Account, routes!(tokens)))
         .routes(allow(Operation::Account, routes!(revoke)))
+        .routes(allow(Operation::Account, routes!(change_password)))
+}
+
+/// Change one's own password from a signed-in browser, proving the current one. Every session
+/// of the person ends; the answer's `Set-Cookie` signs this browser in again.
+#[utoipa::path(put, path = "/api/me/password", tag = "account", operation_id = "changePassword",
+    request_body = PasswordChange,
+    responses(
+        (status = 204, description = "Changed; this browser has a new session cookie"),
+        (status = 400, description = "`invalid_request`: the new password breaks the rule (at least 10 characters)", body = ErrorBody),
+        (status = 403, description = "`forbidden`: the current password is wrong, or the caller is not a browser session", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many wrong current passwords", body = ErrorBody),
+    ))]
+async fn change_password(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+    address: Option<Extension<ClientAddress>>,
+    ApiJson(change): ApiJson<PasswordChange>,
+) -> Result<Response, ApiError> {
+    let signed_in = state
+        .service
+        .change_my_password(
+            &actor,
+            change.current_password.expose(),
+            change.new_password.expose(),
+            &address.map_or_else(|| "unknown".to_string(), |a| a.0.0.to_string()),
+        )
+        .await?;
+    let max_age = (signed_in.expires_at - state.service.now()) / 1000;
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        state
+            .web
+            .session_cookie(signed_in.cookie_value.expose(), max_age),
+    );
+    Ok(response)
 }
 
 /// The caller's profile, and the expiry of the token used.
