@@ -148,6 +148,15 @@ impl Thread {
         category_label(self.comment.category.as_str())
     }
 
+    /// Its place in document order when that is not its passage's start (the page reads the
+    /// start otherwise).
+    pub fn explicit_order(&self) -> Option<usize> {
+        match &self.comment.anchor.position {
+            Some(position) if position.start == self.order => None,
+            _ => Some(self.order),
+        }
+    }
+
     /// The first words of the body, for the one line a resolved thread collapses to.
     pub fn snippet(&self) -> String {
         let line = self

@@ -36,10 +36,15 @@ function panel() {
   return /** @type {HTMLElement | null} */ (document.getElementById("panel"));
 }
 
+/** Where a card sits in document order: `data-order`, else its passage's start. */
+function orderOf(card) {
+  return Number(card.dataset.order ?? card.dataset.start);
+}
+
 /** The key a thread is ordered by within its group (document order; creation in a tie). */
 function before(a, b, group) {
-  const orderA = group === "anchored" ? Number(a.dataset.order) : 0;
-  const orderB = group === "anchored" ? Number(b.dataset.order) : 0;
+  const orderA = group === "anchored" ? orderOf(a) : 0;
+  const orderB = group === "anchored" ? orderOf(b) : 0;
   if (orderA !== orderB) return orderA < orderB;
   return (a.dataset.comment ?? "") < (b.dataset.comment ?? "");
 }
@@ -97,7 +102,8 @@ export function apply(html) {
     if (node.matches("article.thread")) {
       const id = node.dataset.comment ?? "";
       const old = document.getElementById(`thread-${id}`);
-      if (old instanceof HTMLElement && old.dataset.group === node.dataset.group) {
+      const oldGroup = /** @type {HTMLElement | null} */ (old?.closest("section[data-group]") ?? null);
+      if (old instanceof HTMLElement && oldGroup?.dataset.group === node.dataset.group) {
         // Keep where it stands and how it is shown until the layout runs again.
         node.style.transform = old.style.transform;
         for (const name of ["is-active", "is-expanded"]) {
