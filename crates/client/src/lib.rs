@@ -1035,7 +1035,7 @@ mod tests {
     }
 
     fn me() -> String {
-        let body = r#"{"user":{"id":"usr_1","provider":"local","displayName":"Ada","email":"ada@example.com","membership":"internal","status":"active","isAdmin":false,"createdAt":"x"}}"#;
+        let body = r#"{"user":{"id":"usr_1","provider":"local","displayName":"Ada","handle":"ada","email":"ada@example.com","membership":"internal","status":"active","isAdmin":false,"createdAt":"x"}}"#;
         answer("200 OK", "", body)
     }
 
