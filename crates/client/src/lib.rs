@@ -323,17 +323,8 @@ impl Client {
             segment(review_id),
             segment(version_id)
         );
-        let response = self
-            .request(Method::GET, &path)
-            .send()
-            .await
-            .map_err(Error::transport)?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(Error::transport)?;
-        if !status.is_success() {
-            return Err(refusal(status, &bytes));
-        }
-        String::from_utf8(bytes.to_vec()).map_err(|error| Error::Decode(error.to_string()))
+        let bytes = self.get_bytes(&path).await?;
+        String::from_utf8(bytes).map_err(|error| Error::Decode(error.to_string()))
     }
 
     /// The review written out in `format` (`w3c`, `native`, `csv` or `markdown`): the file's
@@ -344,8 +335,13 @@ impl Client {
             segment(review_id),
             format.as_str()
         );
+        self.get_bytes(&path).await
+    }
+
+    /// A `GET` whose answer is a file, not JSON: its bytes as served.
+    async fn get_bytes(&self, path: &str) -> Result<Vec<u8>> {
         let response = self
-            .request(Method::GET, &path)
+            .request(Method::GET, path)
             .send()
             .await
             .map_err(Error::transport)?;

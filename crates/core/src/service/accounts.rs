@@ -197,11 +197,16 @@ impl Service {
                 return Err(Error::Unauthorized(AuthFailure::Unknown));
             }
         };
+        self.start_session(account.id(), now).await
+    }
+
+    /// A new browser session for `user_id`, made at `now`.
+    async fn start_session(&self, user_id: &str, now: Millis) -> Result<SignedIn> {
         let (cookie_value, hash) = identity::mint_session_value(&*self.entropy);
         let session = SessionRecord {
             id: self.new_id("ses_", now),
             hash,
-            user_id: account.user.id,
+            user_id: user_id.to_string(),
             created_at: now,
             expires_at: now + SESSION_LIFETIME_MS,
         };
@@ -467,20 +472,7 @@ impl Service {
         if !self.store.set_password_hash(actor.id(), hash).await? {
             return Err(Error::NotFound("user"));
         }
-        let (cookie_value, hash) = identity::mint_session_value(&*self.entropy);
-        let session = SessionRecord {
-            id: self.new_id("ses_", now),
-            hash,
-            user_id: actor.id().to_string(),
-            created_at: now,
-            expires_at: now + SESSION_LIFETIME_MS,
-        };
-        let expires_at = session.expires_at;
-        self.store.insert_session(session).await?;
-        Ok(SignedIn {
-            cookie_value,
-            expires_at,
-        })
+        self.start_session(actor.id(), now).await
     }
 
     /// `docreview admin list-users`: every member (not removed ones), by email.
