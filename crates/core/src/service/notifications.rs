@@ -82,6 +82,10 @@ impl Service {
             None => None,
         };
         let mut readable = Readable::default();
+        // Counted before the page is read, so a notification that arrives between the two reads
+        // is on the page without being counted, never counted without being on the page (a
+        // client polling for "1 unread" then finds it listed).
+        let unread_count = self.unread_count(actor, &mut readable).await?;
         let mut shown = Vec::new();
         // Whether rows may follow the last one looked at.
         let mut more = false;
@@ -139,7 +143,6 @@ impl Service {
                 read_at: row.read_at.map(rfc3339),
             })
             .collect();
-        let unread_count = self.unread_count(actor, &mut readable).await?;
         Ok(NotificationList {
             notifications,
             next_cursor,
