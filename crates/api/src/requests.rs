@@ -390,7 +390,7 @@ pub struct ExportQuery {
     /// `w3c` (a W3C Web Annotation collection, JSON-LD), `native` (`docreview-export/1`: every
     /// version's HTML and the whole discussion; editors and owners), `csv` (a row per comment and
     /// reply) or `markdown` (a readable report).
-    #[param(required = true, value_type = crate::words::ExportFormat)]
+    #[param(required = true, value_type = crate::words::ExportFormat, inline)]
     pub format: Option<String>,
 }
 

@@ -319,9 +319,11 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
     answer
 }
 
-/// The longest request target we read (a longer one is 414). Far below hyper's own limit
-/// (64 KiB), which answers with an empty body, so clients see the JSON error body here.
-const MAX_URI_BYTES: usize = 8 * 1024;
+/// The longest request target we read (a longer one is 414). Above the longest valid query
+/// (`find`'s phrase of 1,000 characters, percent-encoded four-byte UTF-8: 12,000 bytes), far
+/// below hyper's own limit (64 KiB), which answers with an empty body, so clients see the JSON
+/// error body here.
+const MAX_URI_BYTES: usize = 16 * 1024;
 /// The most header lines, and header bytes, we read (beyond, 431). hyper's own limits (which
 /// answer with an empty body) are set above these in `listener`.
 pub(crate) const MAX_HEADERS: usize = 100;

@@ -662,12 +662,12 @@ async fn writes_are_limited_per_address_forwarded_only_by_trusted_proxies() {
 async fn oversized_request_heads_get_the_json_error_body() {
     let server = Server::start();
     let anonymous = server.client(None);
-    let long_path = format!("/api/reviews/{}", "a".repeat(10_000));
+    let long_path = format!("/api/reviews/{}", "a".repeat(20_000));
     anonymous
         .get(&long_path)
         .await
         .expect_error(414, "uri_too_long");
-    let long_query = format!("/healthz?{}", "q=1&".repeat(3_000));
+    let long_query = format!("/healthz?{}", "q=1&".repeat(5_000));
     anonymous
         .get(&long_query)
         .await

@@ -37,7 +37,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// are written.
 #[utoipa::path(post, path = "/api/reviews/{review_id}/import-annotations", tag = "comments",
     operation_id = "importAnnotations", params(ReviewPath),
-    request_body(content = Object, description = "The annotations file (JSON, at most 2,000 annotations)"),
+    request_body(content = serde_json::Value, description = "The annotations file: a JSON object or list (at most 2,000 annotations)"),
     responses(
         (status = 200, description = "What was written, and each annotation that was not", body = AnnotationImport),
         (status = 400, description = "`invalid_request`: not an annotations file, or over 2,000 annotations", body = ErrorBody),

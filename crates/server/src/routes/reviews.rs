@@ -131,7 +131,10 @@ fn matches_etag(request: &HeaderMap, etag: &str) -> bool {
 /// `sectionId`) that anchors a comment to exactly it.
 #[utoipa::path(get, path = "/api/reviews/{review_id}/find", tag = "reviews",
     operation_id = "findInReview", params(ReviewPath, FindQuery),
-    responses((status = 200, description = "A page of occurrences", body = FindResults)))]
+    responses(
+        (status = 200, description = "A page of occurrences", body = FindResults),
+        (status = 414, description = "`uri_too_long`: a request target over 16 KiB (longer than any valid query)", body = ErrorBody),
+    ))]
 async fn find(
     State(state): State<AppState>,
     Caller(actor): Caller,
@@ -210,7 +213,7 @@ async fn bundle(
     operation_id = "exportReview", params(ReviewPath, ExportQuery),
     responses(
         (status = 200, description = "The export", content(
-            (String = "application/ld+json"), (String = "application/json"),
+            (serde_json::Value = "application/ld+json"), (serde_json::Value = "application/json"),
             (String = "text/csv"), (String = "text/markdown"))),
         (status = 400, description = "`invalid_request`: no format, or an unknown one", body = ErrorBody),
         (status = 403, description = "`forbidden`: `native` needs the editor role", body = ErrorBody),
