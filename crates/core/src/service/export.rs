@@ -28,11 +28,14 @@ impl Service {
     ) -> Result<Export> {
         access::permit(actor, Operation::Read)?;
         let format = parse_format(format)?;
-        let review = self.get_review(actor, review_id, false).await?;
+        // One read of the document's records gives both the caller's view and the versions.
+        let state = self.state_of(review_id).await?;
+        let (role, project_role) = self.access_of(actor, &state.head).await?;
         if format == ExportFormat::Native {
-            access::require_role(review.role, Role::Editor, "format=native")?;
+            access::require_role(role, Role::Editor, "format=native")?;
         }
-        let versions = self.store.versions(review_id).await?;
+        let review = self.view_of(actor, &state, role, project_role, false);
+        let versions = &state.versions;
         let sections = versions
             .iter()
             .find(|version| version.id == review.latest_version_id)
@@ -52,7 +55,7 @@ impl Service {
                     );
                 }
             }
-            for version in &versions {
+            for version in versions {
                 let (_, html) = self
                     .store
                     .version_html(review_id, &version.id)

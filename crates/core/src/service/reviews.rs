@@ -303,14 +303,14 @@ impl Service {
         Ok(self.view_of(actor, &state, role, project_role, false))
     }
 
-    async fn state_of(&self, review_id: &str) -> Result<ReviewState> {
+    pub(super) async fn state_of(&self, review_id: &str) -> Result<ReviewState> {
         self.store
             .review_state(review_id)
             .await?
             .ok_or(Error::NotFound("document"))
     }
 
-    fn view_of(
+    pub(super) fn view_of(
         &self,
         actor: &Actor,
         state: &ReviewState,
