@@ -18,6 +18,9 @@ pub struct ErrorBody {
     /// On 409 `comments revision conflict`: the document's current `commentsRevision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_revision: Option<i64>,
+    /// On 409 `thread revision conflict`: the thread's current `threadRevision`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_thread_revision: Option<i64>,
     /// On 409 `stale_target_version`: the latest version's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latest_version_id: Option<String>,

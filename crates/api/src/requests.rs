@@ -128,6 +128,11 @@ pub struct NewReply {
     pub run_id: Option<String>,
     #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
+    /// The comment's `threadRevision` as the client last read it: when the thread changed
+    /// since, 409 `thread revision conflict` and nothing is written (changes to other threads
+    /// do not matter).
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_thread_revision: Option<i64>,
 }
 
 /// `PUT /api/me/password`.
@@ -148,6 +153,11 @@ pub struct TextEdit {
     pub body: String,
     #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
+    /// The comment's `threadRevision` as the client last read it: when the thread changed
+    /// since, 409 `thread revision conflict` and nothing is written (changes to other threads
+    /// do not matter).
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_thread_revision: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
@@ -156,6 +166,11 @@ pub struct Reanchor {
     pub locator: Locator,
     #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
+    /// The comment's `threadRevision` as the client last read it: when the thread changed
+    /// since, 409 `thread revision conflict` and nothing is written (changes to other threads
+    /// do not matter).
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_thread_revision: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
@@ -164,6 +179,11 @@ pub struct StatusChange {
     pub status: CommentStatus,
     #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
+    /// The comment's `threadRevision` as the client last read it: when the thread changed
+    /// since, 409 `thread revision conflict` and nothing is written (changes to other threads
+    /// do not matter).
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    pub base_thread_revision: Option<i64>,
 }
 
 /// `PATCH …/title`.

@@ -90,6 +90,10 @@ pub struct CommentView {
     /// The people the body mentions (`@handle`), resolved when it was written.
     #[serde(default)]
     pub mentions: Vec<Mention>,
+    /// Rises with every change to this comment or its thread (its text, status or anchor; a
+    /// reply written, edited or cancelled). Sent back as `baseThreadRevision`, a write is
+    /// refused (409 `thread revision conflict`) only when this thread changed meanwhile.
+    pub thread_revision: i64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]

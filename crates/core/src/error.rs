@@ -32,6 +32,9 @@ pub enum Error {
     NotFound(&'static str),
     #[error("the comments were changed since revision you sent; current revision is {current}")]
     RevisionConflict { current: i64 },
+    /// The thread changed since the `threadRevision` the client sent.
+    #[error("the thread was changed since you read it; its thread revision is now {current}")]
+    ThreadConflict { current: i64 },
     #[error("the target version is no longer the latest; latest is {latest}")]
     StaleVersion { latest: String },
     #[error("{0}")]

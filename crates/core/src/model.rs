@@ -192,6 +192,14 @@ pub struct CommentRecord {
     pub deleted_at: Option<Millis>,
     /// The people its body mentions, resolved when it was last written.
     pub mentions: Vec<Mention>,
+    /// Rises by one with each write that changes this comment or its thread; set by the store
+    /// (what a record being written holds is ignored).
+    pub thread_revision: i64,
+}
+
+impl CommentRecord {
+    /// The thread revision of a comment its first write has just made.
+    pub const NEW_THREAD_REVISION: i64 = 1;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,7 +17,7 @@ mod reviews;
 mod search;
 
 pub use accounts::AccountStore;
-pub use comments::{CommentStamp, CommentStore, CommentsWrite};
+pub use comments::{CommentStore, CommentsWrite, ThreadGuard};
 pub use organization::{MemberQuery, OrganizationStore, ProjectImport, ProjectQuery};
 pub use outbox::OutboxStore;
 pub use reviews::{NewReview, ReviewQuery, ReviewStore, ReviewUpdate, Revisions, VersionWrite};

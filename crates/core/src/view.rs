@@ -207,6 +207,7 @@ fn thread_view(
         ),
         run_id: comment.run_id.clone(),
         mentions: comment.mentions.clone(),
+        thread_revision: comment.thread_revision,
     }
 }
 
@@ -346,6 +347,7 @@ mod tests {
             edited_at: None,
             deleted_at: None,
             mentions: Vec::new(),
+            thread_revision: CommentRecord::NEW_THREAD_REVISION,
         }
     }
 

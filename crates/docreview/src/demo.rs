@@ -231,6 +231,7 @@ pub async fn seed(service: &Service) -> anyhow::Result<Seeded> {
                 body: "Agreed, raising it to 128 MiB in v2.".into(),
                 run_id: None,
                 base_comments_revision: None,
+                base_thread_revision: None,
             },
         )
         .await?;
@@ -300,6 +301,7 @@ pub async fn seed(service: &Service) -> anyhow::Result<Seeded> {
             StatusChange {
                 status: CommentStatus::Closed,
                 base_comments_revision: None,
+                base_thread_revision: None,
             },
         )
         .await?;

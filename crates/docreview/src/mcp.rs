@@ -726,12 +726,14 @@ impl DocreviewMcp {
                     body: body()?,
                     run_id: None,
                     base_comments_revision: None,
+                    base_thread_revision: args.thread_revision,
                 };
                 let written = client.reply(review, comment, &reply).await;
                 let written = written.map_err(|error| api_refusal(&error))?;
                 Ok(json!({
                     "commentId": written.comment.id,
                     "replyId": written.message.id,
+                    "threadRevision": written.comment.thread_revision,
                     "commentsRevision": written.comments_revision,
                 }))
             }
@@ -739,11 +741,13 @@ impl DocreviewMcp {
                 let edit = TextEdit {
                     body: body()?,
                     base_comments_revision: None,
+                    base_thread_revision: args.thread_revision,
                 };
                 let written = client.edit_comment(review, comment, &edit).await;
                 let written = written.map_err(|error| api_refusal(&error))?;
                 Ok(json!({
                     "commentId": written.comment.id,
+                    "threadRevision": written.comment.thread_revision,
                     "commentsRevision": written.comments_revision,
                 }))
             }
@@ -756,12 +760,14 @@ impl DocreviewMcp {
                 let change = StatusChange {
                     status,
                     base_comments_revision: None,
+                    base_thread_revision: args.thread_revision,
                 };
                 let written = client.set_status(review, comment, &change).await;
                 let written = written.map_err(|error| api_refusal(&error))?;
                 Ok(json!({
                     "commentId": written.comment.id,
                     "status": written.comment.status,
+                    "threadRevision": written.comment.thread_revision,
                     "commentsRevision": written.comments_revision,
                 }))
             }
@@ -1031,6 +1037,7 @@ fn comment_item(comment: &CommentView) -> Value {
     let mut item = json!({
         "id": comment.id,
         "status": comment.status,
+        "threadRevision": comment.thread_revision,
         "category": comment.category,
         "author": comment.author.display_name,
         "body": body,
@@ -1070,6 +1077,7 @@ fn thread_page(comment: &CommentView, at: [usize; 2]) -> (Value, Option<Vec<usiz
     let mut page = json!({
         "commentId": comment.id,
         "status": comment.status,
+        "threadRevision": comment.thread_revision,
         "category": comment.category,
         "sectionId": comment.anchor.section_id,
         "anchor": comment.anchor.state,
@@ -1240,6 +1248,9 @@ fn way_out(error: &Error) -> String {
     let text = error.to_string();
     let hint = match error.code() {
         Some("comments revision conflict") => " Read the comments again, then retry.",
+        Some("thread revision conflict") => {
+            " Someone changed this thread: read it again (thread), then decide again."
+        }
         Some("stale_target_version") => {
             " A newer version arrived: read the document again and start a new run on it."
         }

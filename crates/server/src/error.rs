@@ -38,6 +38,7 @@ pub fn error_body(status: StatusCode, error: &str, message: impl Into<String>) -
         message: message.into(),
         reason: None,
         current_revision: None,
+        current_thread_revision: None,
         latest_version_id: None,
         failed: None,
         candidates: None,
@@ -100,6 +101,7 @@ impl IntoResponse for ApiError {
             }
             Error::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             Error::RevisionConflict { .. } => (StatusCode::CONFLICT, "comments revision conflict"),
+            Error::ThreadConflict { .. } => (StatusCode::CONFLICT, "thread revision conflict"),
             Error::StaleVersion { .. } => (StatusCode::CONFLICT, "stale_target_version"),
             Error::AlreadyExists(_) => (StatusCode::CONFLICT, "already_exists"),
             Error::InvalidTransition(_) => (StatusCode::CONFLICT, "invalid_transition"),
@@ -128,6 +130,7 @@ impl IntoResponse for ApiError {
         match &error {
             Error::Unauthorized(failure) => body.reason = Some(failure.as_str().to_string()),
             Error::RevisionConflict { current } => body.current_revision = Some(*current),
+            Error::ThreadConflict { current } => body.current_thread_revision = Some(*current),
             Error::StaleVersion { latest } => body.latest_version_id = Some(latest.clone()),
             Error::BatchRejected(failed) => body.failed = Some(failed.clone()),
             Error::QuoteNotFound { candidates, .. } => {

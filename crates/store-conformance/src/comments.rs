@@ -47,7 +47,7 @@ pub async fn check_write_comments_cas(store: Arc<dyn Store>) {
         on_latest_version: None,
         in_running_run: None,
         on_live_comment: None,
-        unchanged_comment: None,
+        unchanged_thread: None,
         outbox: Vec::new(),
     };
     assert_conflict(store.write_comments("rev", stale.clone()).await, 1);
@@ -104,7 +104,7 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
         on_latest_version: None,
         in_running_run: None,
         on_live_comment: None,
-        unchanged_comment: None,
+        unchanged_thread: None,
         outbox: Vec::new(),
         at: T0 + 12,
         comments: vec![c1.clone()],
@@ -133,6 +133,9 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
     c1b.body = "edited body".to_string();
     c1b.anchor = anchor("rev_v1", "other quote");
     c1b.edited_at = Some(T0 + 20);
+    // The write changes its thread: the store raises the thread's revision (whatever the
+    // record written holds).
+    c1b.thread_revision += 1;
     let mut m1b = m1.clone();
     m1b.body = "edited reply".to_string();
     m1b.edited_at = Some(T0 + 21);
@@ -147,7 +150,7 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
         on_latest_version: None,
         in_running_run: None,
         on_live_comment: None,
-        unchanged_comment: None,
+        unchanged_thread: None,
         outbox: Vec::new(),
         at: T0 + 23,
         comments: vec![c1b.clone()],
@@ -195,6 +198,7 @@ pub async fn check_write_comments_upserts(store: Arc<dyn Store>) {
     // Deleting is an update too; the record stays, marked.
     let mut c1c = c1b.clone();
     c1c.deleted_at = Some(T0 + 30);
+    c1c.thread_revision += 1;
     store
         .write_comments("rev", comments_write(2, T0 + 30, vec![c1c.clone()]))
         .await

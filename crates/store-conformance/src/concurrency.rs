@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use docreview_core::model::Millis;
-use docreview_core::store::{Store, StoreError, VersionWrite};
+use docreview_core::model::{CommentRecord, CommentStatus, Millis};
+use docreview_core::store::{CommentsWrite, Store, StoreError, VersionWrite};
 
-use crate::fixtures::{T0, comment, comments_write, head, review, user, version};
+use crate::fixtures::{T0, comment, comments_write, event, head, message, review, user, version};
 
 const WRITERS: usize = 16;
 
@@ -369,11 +369,10 @@ pub async fn check_replies_need_only_a_live_comment(store: Arc<dyn Store>) {
     assert_eq!(thread.messages.len(), WRITERS);
 }
 
-/// A write to one comment guarded by its stamp applies whatever the document's revision, and
-/// fails (`RevisionConflict`, nothing written) once that comment or its thread changed.
-pub async fn check_writes_guarded_by_a_comment_stamp(store: Arc<dyn Store>) {
-    use docreview_core::model::CommentThread;
-    use docreview_core::store::CommentStamp;
+/// A write to one comment guarded by its thread revision applies whatever the document's
+/// revision, and fails (`RevisionConflict`, nothing written) once that thread changed.
+pub async fn check_writes_guarded_by_a_thread_revision(store: Arc<dyn Store>) {
+    use docreview_core::store::ThreadGuard;
     user(&store, "usr_alice").await;
     let created = review(&store, "rev", "usr_alice", T0).await;
     let latest = created.version.id.clone();
@@ -386,17 +385,17 @@ pub async fn check_writes_guarded_by_a_comment_stamp(store: Arc<dyn Store>) {
         )
         .await
         .expect("comments");
-    let stamp = CommentStamp::of(&CommentThread {
-        comment: target.clone(),
-        messages: vec![],
-        events: vec![],
-    });
+    let read = thread_revision(&store, "c_target").await;
+    assert_eq!(read, CommentRecord::NEW_THREAD_REVISION);
     let guarded = |body: &str| {
         let mut edited = target.clone();
         edited.body = body.to_string();
         let mut write = comments_write(0, T0 + 1_000, vec![edited]);
         write.on_latest_version = Some(latest.clone());
-        write.unchanged_comment = Some(stamp.clone());
+        write.unchanged_thread = Some(ThreadGuard {
+            comment_id: "c_target".to_string(),
+            thread_revision: read,
+        });
         write
     };
     // Another comment changed: the revision moved, the guarded write still applies.
@@ -406,17 +405,22 @@ pub async fn check_writes_guarded_by_a_comment_stamp(store: Arc<dyn Store>) {
         .write_comments("rev", comments_write(1, T0 + 500, vec![other_edited]))
         .await
         .expect("edit the other comment");
+    assert_eq!(
+        thread_revision(&store, "c_target").await,
+        read,
+        "not this thread"
+    );
     store
         .write_comments("rev", guarded("first"))
         .await
         .expect("the target is as read");
-    // The target itself changed (by the write above): the same stamp is now stale.
+    // The target itself changed (by the write above): the same guard is now stale.
     let before = head(&store, "rev").await.review;
     match store.write_comments("rev", guarded("second")).await {
         Err(StoreError::RevisionConflict { current }) => {
             assert_eq!(current, before.comments_revision);
         }
-        other => panic!("a stale stamp must conflict: {other:?}"),
+        other => panic!("a stale thread revision must conflict: {other:?}"),
     }
     assert_eq!(head(&store, "rev").await.review, before, "nothing written");
     let thread = store
@@ -425,4 +429,83 @@ pub async fn check_writes_guarded_by_a_comment_stamp(store: Arc<dyn Store>) {
         .expect("thread")
         .expect("kept");
     assert_eq!(thread.comment.body, "first");
+}
+
+/// A thread's revision rises by exactly one with each write that changes it (the comment, a
+/// reply written or edited, a status event; several at once count once), and with nothing else.
+pub async fn check_thread_revisions_rise_with_their_thread(store: Arc<dyn Store>) {
+    user(&store, "usr_alice").await;
+    review(&store, "rev", "usr_alice", T0).await;
+    let target = comment("rev", "c_target", "usr_alice", T0);
+    let other = comment("rev", "c_other", "usr_alice", T0);
+    let mut revision = store
+        .write_comments(
+            "rev",
+            comments_write(0, T0, vec![target.clone(), other.clone()]),
+        )
+        .await
+        .expect("comments");
+    let mut expected = CommentRecord::NEW_THREAD_REVISION;
+    assert_eq!(thread_revision(&store, "c_target").await, expected);
+    let reply = message(&target, "m_1", "usr_alice", T0 + 1);
+    let mut steps: Vec<CommentsWrite> = Vec::new();
+    steps.push(CommentsWrite {
+        messages: vec![reply.clone()],
+        ..CommentsWrite::default()
+    });
+    let mut edited_reply = reply.clone();
+    edited_reply.body = "edited".to_string();
+    edited_reply.edited_at = Some(T0 + 2);
+    steps.push(CommentsWrite {
+        messages: vec![edited_reply],
+        ..CommentsWrite::default()
+    });
+    let mut closed = target.clone();
+    closed.status = CommentStatus::Closed;
+    steps.push(CommentsWrite {
+        comments: vec![closed],
+        events: vec![event(
+            "c_target",
+            1,
+            CommentStatus::Closed,
+            "usr_alice",
+            T0 + 3,
+        )],
+        ..CommentsWrite::default()
+    });
+    for (n, step) in steps.into_iter().enumerate() {
+        let write = CommentsWrite {
+            expected_revision: revision,
+            at: T0 + 10,
+            ..step
+        };
+        revision = store.write_comments("rev", write).await.expect("write");
+        expected += 1;
+        assert_eq!(
+            thread_revision(&store, "c_target").await,
+            expected,
+            "step {n} raises it by one"
+        );
+    }
+    let mut other_edited = other;
+    other_edited.body = "other edited".to_string();
+    store
+        .write_comments("rev", comments_write(revision, T0 + 20, vec![other_edited]))
+        .await
+        .expect("edit the other comment");
+    assert_eq!(thread_revision(&store, "c_target").await, expected);
+    assert_eq!(
+        thread_revision(&store, "c_other").await,
+        CommentRecord::NEW_THREAD_REVISION + 1
+    );
+}
+
+async fn thread_revision(store: &Arc<dyn Store>, comment_id: &str) -> i64 {
+    store
+        .comment_thread("rev", comment_id)
+        .await
+        .expect("thread")
+        .expect("exists")
+        .comment
+        .thread_revision
 }

@@ -151,6 +151,7 @@ pub fn comment(review_id: &str, id: &str, author: &str, at: Millis) -> CommentRe
         edited_at: None,
         deleted_at: None,
         mentions: Vec::new(),
+        thread_revision: CommentRecord::NEW_THREAD_REVISION,
     }
 }
 

@@ -52,7 +52,7 @@ pub use concurrency::{
     check_concurrent_version_and_comment_writes,
     check_concurrent_writers_on_the_latest_version_all_succeed,
     check_replies_need_only_a_live_comment, check_run_comments_need_only_a_running_run,
-    check_writes_guarded_by_a_comment_stamp,
+    check_thread_revisions_rise_with_their_thread, check_writes_guarded_by_a_thread_revision,
 };
 pub use events::check_document_changes_are_announced;
 pub use listing::{check_list_filters, check_list_pagination, check_list_visibility};
@@ -138,7 +138,8 @@ macro_rules! conformance_tests {
             check_concurrent_writers_on_the_latest_version_all_succeed,
             check_run_comments_need_only_a_running_run,
             check_replies_need_only_a_live_comment,
-            check_writes_guarded_by_a_comment_stamp,
+            check_writes_guarded_by_a_thread_revision,
+    check_thread_revisions_rise_with_their_thread,
             check_the_last_admin_stays,
             check_concurrent_version_and_comment_writes,
             check_token_listing_and_revocation,

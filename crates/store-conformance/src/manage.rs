@@ -169,7 +169,7 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
             on_latest_version: None,
             in_running_run: None,
             on_live_comment: None,
-            unchanged_comment: None,
+            unchanged_thread: None,
             outbox: Vec::new(),
             at: T0 + 2,
             comments: vec![c.clone()],

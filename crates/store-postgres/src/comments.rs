@@ -18,7 +18,7 @@ use crate::sql::{decode_all, decode_optional};
 async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO comments (id, review_id, author_id, category, status, body, version_id, anchor, run_id, \
-         created_at, edited_at, deleted_at, mentions) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::jsonb) \
+         created_at, edited_at, deleted_at, mentions, thread_revision) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::jsonb, 0) \
          ON CONFLICT (id) DO UPDATE SET category = excluded.category, status = excluded.status, body = excluded.body, \
          anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
          mentions = excluded.mentions",
@@ -203,35 +203,18 @@ impl CommentStore for PgStore {
                 return Err(StoreError::RunNotRunning);
             }
         }
-        if let Some(stamp) = &write.unchanged_comment {
+        if let Some(guard) = &write.unchanged_thread {
             // Read after the document's row is locked: every other comment write commits
             // first or waits.
-            let comment = sqlx::query(&format!(
-                "SELECT {COMMENT_COLUMNS} FROM comments WHERE review_id = $1 AND id = $2"
-            ))
+            let now: Option<i64> = sqlx::query_scalar(
+                "SELECT thread_revision FROM comments WHERE review_id = $1 AND id = $2",
+            )
             .bind(review_id)
-            .bind(&stamp.comment.id)
+            .bind(&guard.comment_id)
             .fetch_optional(&mut *tx)
             .await
             .map_err(map_error)?;
-            let comment = decode_optional(comment, |row| columns::comment(row, 0))?;
-            let (messages, live_messages): (i64, i64) = sqlx::query_as(
-                "SELECT count(*), count(*) - count(deleted_at) FROM messages WHERE comment_id = $1",
-            )
-            .bind(&stamp.comment.id)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(map_error)?;
-            let events: i64 =
-                sqlx::query_scalar("SELECT count(*) FROM status_events WHERE comment_id = $1")
-                    .bind(&stamp.comment.id)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(map_error)?;
-            if comment.as_ref() != Some(&stamp.comment)
-                || (messages, live_messages, events)
-                    != (stamp.messages, stamp.live_messages, stamp.events)
-            {
+            if now != Some(guard.thread_revision) {
                 return Err(StoreError::RevisionConflict {
                     current: revision - 1,
                 });
@@ -273,6 +256,16 @@ impl CommentStore for PgStore {
         }
         for run in &write.runs {
             upsert_run(&mut tx, run).await?;
+        }
+        let changed: Vec<&str> = write.changed_threads().into_iter().collect();
+        if !changed.is_empty() {
+            sqlx::query(
+                "UPDATE comments SET thread_revision = thread_revision + 1 WHERE id = ANY($1)",
+            )
+            .bind(&changed)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_error)?;
         }
         insert_entries(&mut tx, &write.outbox).await?;
         notify(&mut tx, review_id, EventKind::Comments).await?;

@@ -330,7 +330,7 @@ impl ReviewStore for PgStore {
             .map_err(map_error)?;
         }
         for (comment_id, anchor) in &write.anchors {
-            sqlx::query("UPDATE comments SET anchor = $2::jsonb WHERE id = $1 AND review_id = $3")
+            sqlx::query("UPDATE comments SET anchor = $2::jsonb, thread_revision = thread_revision + 1 WHERE id = $1 AND review_id = $3")
                 .bind(comment_id)
                 .bind(to_json(anchor))
                 .bind(&write.review_id)

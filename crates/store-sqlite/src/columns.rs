@@ -8,7 +8,7 @@ pub const REVIEW_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_vers
 pub const USER_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle";
 pub const ACCOUNT_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle, u.email, u.membership, u.status, u.is_admin, u.created_at";
 pub const VERSION_COLUMNS: &str = "id, review_id, label, created_at, source_hash, sections";
-pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at, mentions";
+pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at, mentions, thread_revision";
 pub const MESSAGE_COLUMNS: &str = "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at, mentions";
 pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts";
 pub const RUN_COLUMNS: &str =

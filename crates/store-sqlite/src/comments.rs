@@ -17,7 +17,7 @@ fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
     execute(
         conn,
         "INSERT INTO comments (id, review_id, author_id, category, status, body, version_id, anchor, run_id, \
-         created_at, edited_at, deleted_at, mentions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
+         created_at, edited_at, deleted_at, mentions, thread_revision) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 0) \
          ON CONFLICT (id) DO UPDATE SET category = excluded.category, status = excluded.status, body = excluded.body, \
          anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
          mentions = excluded.mentions",
@@ -201,31 +201,14 @@ impl CommentStore for SqliteStore {
                     return Err(StoreError::RunNotRunning);
                 }
             }
-            if let Some(stamp) = &write.unchanged_comment {
-                let sql = format!(
-                    "SELECT {COMMENT_COLUMNS} FROM comments WHERE review_id = ?1 AND id = ?2"
-                );
-                let comment = query_optional(conn, &sql, [&review_id, &stamp.comment.id], |row| {
-                    columns::comment(row, 0)
-                })?;
-                let (messages, live_messages) = query_optional(
+            if let Some(guard) = &write.unchanged_thread {
+                let now = query_optional(
                     conn,
-                    "SELECT count(*), count(*) - count(deleted_at) FROM messages WHERE comment_id = ?1",
-                    [&stamp.comment.id],
-                    |row| Ok((row.integer(0)?, row.integer(1)?)),
-                )?
-                .unwrap_or((0, 0));
-                let events = query_optional(
-                    conn,
-                    "SELECT count(*) FROM status_events WHERE comment_id = ?1",
-                    [&stamp.comment.id],
+                    "SELECT thread_revision FROM comments WHERE review_id = ?1 AND id = ?2",
+                    [&review_id, &guard.comment_id],
                     |row| row.integer(0),
-                )?
-                .unwrap_or(0);
-                if comment.as_ref() != Some(&stamp.comment)
-                    || (messages, live_messages, events)
-                        != (stamp.messages, stamp.live_messages, stamp.events)
-                {
+                )?;
+                if now != Some(guard.thread_revision) {
                     return Err(StoreError::RevisionConflict {
                         current: revision - 1,
                     });
@@ -253,6 +236,14 @@ impl CommentStore for SqliteStore {
             }
             for run in &write.runs {
                 upsert_run(conn, run)?;
+            }
+            for comment_id in write.changed_threads() {
+                execute(
+                    conn,
+                    "UPDATE comments SET thread_revision = thread_revision + 1 WHERE id = ?1",
+                    [comment_id],
+                )
+                .map_err(internal)?;
             }
             insert_entries(conn, &write.outbox)?;
             Ok(revision)

@@ -314,7 +314,7 @@ impl ReviewStore for SqliteStore {
             for (comment_id, anchor) in &write.anchors {
                 execute(
                     conn,
-                    "UPDATE comments SET anchor = ?2 WHERE id = ?1 AND review_id = ?3",
+                    "UPDATE comments SET anchor = ?2, thread_revision = thread_revision + 1 WHERE id = ?1 AND review_id = ?3",
                     params![comment_id, to_json(anchor), write.review_id],
                 )
                 .map_err(internal)?;

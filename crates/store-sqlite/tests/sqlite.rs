@@ -260,6 +260,7 @@ fn comment(review_id: &str, id: &str, body: &str) -> CommentRecord {
         edited_at: None,
         deleted_at: None,
         mentions: Vec::new(),
+        thread_revision: CommentRecord::NEW_THREAD_REVISION,
     }
 }
 

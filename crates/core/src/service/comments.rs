@@ -15,7 +15,7 @@ use crate::model::{
     RunRecord, RunStatus, StatusEventRecord, WebhookEventType,
 };
 use crate::outbox::{EventType, Sink};
-use crate::store::{CommentStamp, CommentsWrite};
+use crate::store::{CommentsWrite, ThreadGuard};
 use crate::texts::VersionText;
 use crate::view::{self, Users, Viewer};
 
@@ -71,6 +71,7 @@ impl Service {
                     edited_at: None,
                     deleted_at: None,
                     mentions,
+                    thread_revision: CommentRecord::NEW_THREAD_REVISION,
                 };
                 let thread = CommentThread {
                     comment: comment.clone(),
@@ -131,17 +132,16 @@ impl Service {
     ) -> Result<CommentWritten> {
         access::permit(actor, Operation::Comment)?;
         check_length("body", &input.body, 1, MAX_BODY)?;
-        let base = input.base_comments_revision;
+        let base = WriteBase::of(input.base_comments_revision, input.base_thread_revision);
         retrying!(
-            base,
+            base.comments,
             async {
                 let (head, _, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
                 if thread.comment.author_id != actor.id() {
                     return Err(Error::forbidden("only the author can edit a comment"));
                 }
-                let (on_latest_version, unchanged_comment) =
-                    one_comment_guard(base, &head, &thread);
+                let (on_latest_version, unchanged_thread) = one_comment_guard(base, &head, &thread);
                 let (mentions, unresolved_mentions) =
                     self.resolve_mentions(&head, &input.body).await?;
                 let now = self.clock.now();
@@ -161,11 +161,13 @@ impl Service {
                 let write = CommentsWrite {
                     comments: vec![thread.comment.clone()],
                     on_latest_version,
-                    unchanged_comment,
+                    unchanged_thread,
                     outbox: vec![event.entry()],
                     ..CommentsWrite::default()
                 };
-                let revision = self.commit(review_id, &head, write).await?;
+                let revision = self
+                    .commit_to_thread(review_id, &head, &mut thread, write)
+                    .await?;
                 Ok(CommentWritten {
                     comment: self.render(actor, &thread).await?,
                     comments_revision: revision,
@@ -183,11 +185,11 @@ impl Service {
         actor: &Actor,
         review_id: &str,
         comment_id: &str,
-        base: Option<i64>,
+        base: WriteBase,
     ) -> Result<i64> {
         access::permit(actor, Operation::Comment)?;
         retrying!(
-            base,
+            base.comments,
             async {
                 let (head, role, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
@@ -200,27 +202,22 @@ impl Service {
                 let run = self
                     .run_of(review_id, thread.comment.run_id.as_deref())
                     .await?;
-                let own = thread.comment.author_id == actor.id();
-                let cancellable = match &run {
-                    Some(run) => {
-                        run.status == RunStatus::Running
-                            && (own || run.created_by == actor.id() || role >= Role::Editor)
-                    }
-                    None => view::comment_is_provisional(
-                        &thread.comment,
-                        live_replies,
-                        None,
-                        actor.id(),
-                        now,
-                    ),
-                };
+                let cancellable =
+                    may_cancel(run.as_ref(), &thread.comment.author_id, actor, role, || {
+                        view::comment_is_provisional(
+                            &thread.comment,
+                            live_replies,
+                            None,
+                            actor.id(),
+                            now,
+                        )
+                    });
                 if !cancellable {
                     return Err(Error::forbidden(
                         "only a provisional comment can be cancelled, by its author",
                     ));
                 }
-                let (on_latest_version, unchanged_comment) =
-                    one_comment_guard(base, &head, &thread);
+                let (on_latest_version, unchanged_thread) = one_comment_guard(base, &head, &thread);
                 // A run's item may be cancelled only while its run runs: checked again when
                 // the write applies.
                 let in_running_run = run.as_ref().map(|run| run.id.clone());
@@ -237,7 +234,7 @@ impl Service {
                 let write = CommentsWrite {
                     comments: vec![thread.comment],
                     on_latest_version,
-                    unchanged_comment,
+                    unchanged_thread,
                     in_running_run,
                     outbox: vec![event.entry()],
                     ..CommentsWrite::default()
@@ -256,9 +253,9 @@ impl Service {
         input: Reanchor,
     ) -> Result<CommentWritten> {
         access::permit(actor, Operation::Comment)?;
-        let base = input.base_comments_revision;
+        let base = WriteBase::of(input.base_comments_revision, input.base_thread_revision);
         retrying!(
-            base,
+            base.comments,
             async {
                 let (head, role, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
@@ -269,16 +266,17 @@ impl Service {
                         "re-anchoring another person's comment",
                     )?;
                 }
-                let (on_latest_version, unchanged_comment) =
-                    one_comment_guard(base, &head, &thread);
+                let (on_latest_version, unchanged_thread) = one_comment_guard(base, &head, &thread);
                 thread.comment.anchor = self.resolve_locator(&head, Some(&input.locator)).await?;
                 let write = CommentsWrite {
                     comments: vec![thread.comment.clone()],
                     on_latest_version,
-                    unchanged_comment,
+                    unchanged_thread,
                     ..CommentsWrite::default()
                 };
-                let revision = self.commit(review_id, &head, write).await?;
+                let revision = self
+                    .commit_to_thread(review_id, &head, &mut thread, write)
+                    .await?;
                 Ok(CommentWritten {
                     comment: self.render(actor, &thread).await?,
                     comments_revision: revision,
@@ -299,9 +297,9 @@ impl Service {
     ) -> Result<ReplyWritten> {
         access::permit(actor, Operation::Comment)?;
         check_length("body", &input.body, 1, MAX_BODY)?;
-        let base = input.base_comments_revision;
+        let base = WriteBase::of(input.base_comments_revision, input.base_thread_revision);
         retrying!(
-            base,
+            base.comments,
             async {
                 let (head, _, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
@@ -348,13 +346,19 @@ impl Service {
                     // meanwhile) and its run, if any, still stand; writers who sent no base
                     // never conflict with each other.
                     on_latest_version: base
+                        .comments
                         .is_none()
                         .then(|| head.review.latest_version_id.clone()),
                     on_live_comment: Some(comment_id.to_string()),
+                    // Unless the person answers the thread as they saw it.
+                    unchanged_thread: base.thread.map(|_| ThreadGuard::of(&thread.comment)),
                     in_running_run: input.run_id.clone(),
                     ..CommentsWrite::default()
                 };
-                let revision = match self.commit(review_id, &head, write).await {
+                let revision = match self
+                    .commit_to_thread(review_id, &head, &mut thread, write)
+                    .await
+                {
                     Err(Error::NotFound(_)) => return Err(Error::NotFound("comment")),
                     other => other?,
                 };
@@ -375,12 +379,13 @@ impl Service {
     ) -> Result<ReplyWritten> {
         access::permit(actor, Operation::Comment)?;
         check_length("body", &input.body, 1, MAX_BODY)?;
-        let base = input.base_comments_revision;
+        let base = WriteBase::of(input.base_comments_revision, input.base_thread_revision);
         retrying!(
-            base,
+            base.comments,
             async {
                 let (head, _, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
+                let (on_latest_version, unchanged_thread) = one_comment_guard(base, &head, &thread);
                 let message = live_message(&mut thread, message_id)?;
                 if message.author_id != actor.id() {
                     return Err(Error::forbidden("only the author can edit a reply"));
@@ -402,10 +407,14 @@ impl Service {
                 message.mentions = mentions;
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
+                    on_latest_version,
+                    unchanged_thread,
                     outbox: vec![event.entry()],
                     ..CommentsWrite::default()
                 };
-                let revision = self.commit(review_id, &head, write).await?;
+                let revision = self
+                    .commit_to_thread(review_id, &head, &mut thread, write)
+                    .await?;
                 self.reply_written(actor, &thread, message_id, revision, unresolved_mentions)
                     .await
             }
@@ -420,14 +429,15 @@ impl Service {
         review_id: &str,
         comment_id: &str,
         message_id: &str,
-        base: Option<i64>,
+        base: WriteBase,
     ) -> Result<i64> {
         access::permit(actor, Operation::Comment)?;
         retrying!(
-            base,
+            base.comments,
             async {
                 let (head, role, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
+                let (on_latest_version, unchanged_thread) = one_comment_guard(base, &head, &thread);
                 let now = self.clock.now();
                 let replied_after = {
                     let target = thread
@@ -443,16 +453,9 @@ impl Service {
                 };
                 let message = live_message(&mut thread, message_id)?;
                 let run = self.run_of(review_id, message.run_id.as_deref()).await?;
-                let own = message.author_id == actor.id();
-                let cancellable = match &run {
-                    Some(run) => {
-                        run.status == RunStatus::Running
-                            && (own || run.created_by == actor.id() || role >= Role::Editor)
-                    }
-                    None => {
-                        view::message_is_provisional(message, replied_after, None, actor.id(), now)
-                    }
-                };
+                let cancellable = may_cancel(run.as_ref(), &message.author_id, actor, role, || {
+                    view::message_is_provisional(message, replied_after, None, actor.id(), now)
+                });
                 if !cancellable {
                     return Err(Error::forbidden(
                         "only a provisional reply can be cancelled, by its author",
@@ -469,6 +472,10 @@ impl Service {
                 );
                 let write = CommentsWrite {
                     messages: vec![message.clone()],
+                    on_latest_version,
+                    unchanged_thread,
+                    // A run's item may be cancelled only while its run runs.
+                    in_running_run: run.as_ref().map(|run| run.id.clone()),
                     outbox: vec![event.entry()],
                     ..CommentsWrite::default()
                 };
@@ -487,9 +494,9 @@ impl Service {
         input: StatusChange,
     ) -> Result<StatusWritten> {
         access::permit(actor, Operation::Comment)?;
-        let base = input.base_comments_revision;
+        let base = WriteBase::of(input.base_comments_revision, input.base_thread_revision);
         retrying!(
-            base,
+            base.comments,
             async {
                 let (head, _, mut thread) =
                     self.live_thread(actor, review_id, comment_id, base).await?;
@@ -500,8 +507,7 @@ impl Service {
                     ));
                     return Err(self.refusal_at(review_id, &head, refusal).await);
                 }
-                let (on_latest_version, unchanged_comment) =
-                    one_comment_guard(base, &head, &thread);
+                let (on_latest_version, unchanged_thread) = one_comment_guard(base, &head, &thread);
                 let event = StatusEventRecord {
                     comment_id: comment_id.to_string(),
                     seq: thread.events.iter().map(|e| e.seq).max().unwrap_or(0) + 1,
@@ -523,11 +529,13 @@ impl Service {
                     comments: vec![thread.comment.clone()],
                     events: vec![event.clone()],
                     on_latest_version,
-                    unchanged_comment,
+                    unchanged_thread,
                     outbox: vec![announced.entry()],
                     ..CommentsWrite::default()
                 };
-                let revision = self.commit(review_id, &head, write).await?;
+                let revision = self
+                    .commit_to_thread(review_id, &head, &mut thread, write)
+                    .await?;
                 let comment = self.render(actor, &thread).await?;
                 let event = comment
                     .status_events
@@ -567,17 +575,22 @@ impl Service {
         actor: &Actor,
         review_id: &str,
         comment_id: &str,
-        base: Option<i64>,
+        base: WriteBase,
     ) -> Result<(ReviewHead, Role, CommentThread)> {
         let (head, role) = self.visible(actor, review_id).await?;
-        check_base(base, head.review.comments_revision)?;
+        check_base(base.comments, head.review.comments_revision)?;
         let thread = self
             .store
             .comment_thread(review_id, comment_id)
             .await?
             .filter(|thread| thread.comment.deleted_at.is_none())
             .ok_or(Error::NotFound("comment"))?;
-        Ok((head, role, thread))
+        match base.thread {
+            Some(seen) if seen != thread.comment.thread_revision => Err(Error::ThreadConflict {
+                current: thread.comment.thread_revision,
+            }),
+            _ => Ok((head, role, thread)),
+        }
     }
 
     /// Applies a write guarded by the revision `head` was read at; returns the new revision.
@@ -597,6 +610,20 @@ impl Service {
         if announces {
             self.wake(Sink::Event);
         }
+        Ok(revision)
+    }
+
+    /// Applies a write to `thread` (see `commit`), and brings the thread's revision to what the
+    /// write left: the store raises it by one for each thread a write changes.
+    async fn commit_to_thread(
+        &self,
+        review_id: &str,
+        head: &ReviewHead,
+        thread: &mut CommentThread,
+        write: CommentsWrite,
+    ) -> Result<i64> {
+        let revision = self.commit(review_id, head, write).await?;
+        thread.comment.thread_revision += 1;
         Ok(revision)
     }
 
@@ -746,20 +773,63 @@ fn live_message<'a>(
         .ok_or(Error::NotFound("reply"))
 }
 
+/// What a write to one existing comment was based on: the document's `commentsRevision`
+/// and the thread's `threadRevision` as the client read them, each optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteBase {
+    pub comments: Option<i64>,
+    pub thread: Option<i64>,
+}
+
+impl WriteBase {
+    pub fn of(comments: Option<i64>, thread: Option<i64>) -> WriteBase {
+        WriteBase { comments, thread }
+    }
+}
+
+impl ThreadGuard {
+    /// The guard that `comment`'s thread is still as it was read.
+    fn of(comment: &CommentRecord) -> ThreadGuard {
+        ThreadGuard {
+            comment_id: comment.id.clone(),
+            thread_revision: comment.thread_revision,
+        }
+    }
+}
+
 /// The guard of a write to one existing comment: the caller's base revision when one was sent;
-/// else only that the comment and its thread are as they were read and the version is still
-/// the latest, so writers without a base conflict (and retry) only over the same comment, never
-/// because other comments of the document changed (DESIGN.md §4.4).
+/// else only that the comment's thread is as it was read and the version is still the latest,
+/// so writers without a base conflict (and retry, or with a thread base are refused) only over
+/// the same thread, never because other comments of the document changed (DESIGN.md §4.4).
 fn one_comment_guard(
-    base: Option<i64>,
+    base: WriteBase,
     head: &ReviewHead,
     thread: &CommentThread,
-) -> (Option<String>, Option<CommentStamp>) {
-    match base {
+) -> (Option<String>, Option<ThreadGuard>) {
+    match base.comments {
         Some(_) => (None, None),
         None => (
             Some(head.review.latest_version_id.clone()),
-            Some(CommentStamp::of(thread)),
+            Some(ThreadGuard::of(&thread.comment)),
         ),
+    }
+}
+
+/// Whether `actor` may cancel an item by `author_id`: in a run, only while it runs, by the
+/// item's author, the run's starter or an editor; outside runs, only while `provisional` (the
+/// author's ten minutes before anyone answers, DESIGN.md §4.4).
+fn may_cancel(
+    run: Option<&RunRecord>,
+    author_id: &str,
+    actor: &Actor,
+    role: Role,
+    provisional: impl FnOnce() -> bool,
+) -> bool {
+    match run {
+        Some(run) => {
+            run.status == RunStatus::Running
+                && (author_id == actor.id() || run.created_by == actor.id() || role >= Role::Editor)
+        }
+        None => provisional(),
     }
 }

@@ -204,6 +204,7 @@ impl Service {
                         let change = StatusChange {
                             status: CommentStatus::Closed,
                             base_comments_revision: None,
+                            base_thread_revision: None,
                         };
                         let closed = self
                             .set_status(actor, review_id, &written.comment.id, change)
@@ -234,6 +235,7 @@ impl Service {
                 body: import::body_with_attribution(&incoming),
                 run_id: None,
                 base_comments_revision: None,
+                base_thread_revision: None,
             };
             match self.reply(actor, review_id, &comment_id, input).await {
                 Ok(written) => {

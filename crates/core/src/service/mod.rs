@@ -11,6 +11,7 @@ mod outbox;
 mod page;
 mod projects;
 mod render;
+pub use comments::WriteBase;
 pub use render::{ReviewReading, Stamp};
 mod reviews;
 mod runs;

@@ -116,6 +116,7 @@ impl Service {
                                 // A run's batch is not scanned for mentions: agents' drafts
                                 // notify their document's owner when the run completes.
                                 mentions: Vec::new(),
+                                thread_revision: CommentRecord::NEW_THREAD_REVISION,
                             });
                         }
                         Err(failure) => failed.push(failure),

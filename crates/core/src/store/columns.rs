@@ -221,7 +221,7 @@ pub fn version(row: &dyn Columns, at: usize) -> ColumnResult<VersionRecord> {
 }
 
 /// id, review id, author id, category, status, body, version id, anchor (JSON), run id,
-/// created, edited, deleted, mentions (JSON or NULL for none).
+/// created, edited, deleted, mentions (JSON or NULL for none), thread revision.
 pub fn comment(row: &dyn Columns, at: usize) -> ColumnResult<CommentRecord> {
     Ok(CommentRecord {
         id: row.text(at)?,
@@ -237,6 +237,7 @@ pub fn comment(row: &dyn Columns, at: usize) -> ColumnResult<CommentRecord> {
         edited_at: row.optional_integer(at + 10)?,
         deleted_at: row.optional_integer(at + 11)?,
         mentions: optional_json(row, at + 12)?.unwrap_or_default(),
+        thread_revision: row.integer(at + 13)?,
     })
 }
 

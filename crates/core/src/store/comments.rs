@@ -26,11 +26,11 @@ pub struct CommentsWrite {
     /// write applies (checked in the same transaction), else `StoreError::NotFound` and nothing
     /// is written: so a reply needs no revision guard against a concurrent cancel.
     pub on_live_comment: Option<String>,
-    /// When set, that comment and its thread must be as they were read (the comment's fields,
-    /// how many replies it has and how many are live, how many status events), else
-    /// `RevisionConflict` and nothing is written: so a write to one comment sent without a base
-    /// revision conflicts only with writes to that same comment, not with the whole document.
-    pub unchanged_comment: Option<CommentStamp>,
+    /// When set, that comment's thread must still be at the revision it was read at (checked
+    /// in the same transaction), else `RevisionConflict` and nothing is written: so a write to
+    /// one comment sent without a base revision conflicts only with writes to that same thread,
+    /// not with the whole document.
+    pub unchanged_thread: Option<ThreadGuard>,
     pub at: Millis,
     /// Inserted, or their changeable fields (category, status, body, anchor, edit and delete
     /// times) updated.
@@ -45,30 +45,22 @@ pub struct CommentsWrite {
     pub outbox: Vec<OutboxEntry>,
 }
 
-/// What a write to one comment was decided on (see `CommentsWrite::unchanged_comment`).
+/// The thread a write to one comment was decided on (see `CommentsWrite::unchanged_thread`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommentStamp {
-    pub comment: CommentRecord,
-    pub messages: i64,
-    pub live_messages: i64,
-    pub events: i64,
+pub struct ThreadGuard {
+    pub comment_id: String,
+    pub thread_revision: i64,
 }
 
-impl CommentStamp {
-    pub fn of(thread: &CommentThread) -> CommentStamp {
-        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-        CommentStamp {
-            comment: thread.comment.clone(),
-            messages: count(thread.messages.len()),
-            live_messages: count(
-                thread
-                    .messages
-                    .iter()
-                    .filter(|message| message.deleted_at.is_none())
-                    .count(),
-            ),
-            events: count(thread.events.len()),
-        }
+impl CommentsWrite {
+    /// The comments whose thread this write changes: each one's `thread_revision` rises by one.
+    pub fn changed_threads(&self) -> std::collections::BTreeSet<&str> {
+        self.comments
+            .iter()
+            .map(|c| c.id.as_str())
+            .chain(self.messages.iter().map(|m| m.comment_id.as_str()))
+            .chain(self.events.iter().map(|e| e.comment_id.as_str()))
+            .collect()
     }
 }
 

@@ -150,6 +150,8 @@ pub struct CommentArgs {
     pub review_id: String,
     pub comment_id: String,
     pub body: Option<String>,
+    /// The thread's `threadRevision` as you read it: refused if the thread changed since.
+    pub thread_revision: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]

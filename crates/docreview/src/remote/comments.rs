@@ -95,6 +95,15 @@ impl BodyArgs {
     }
 }
 
+/// A write to a thread as the caller last read it.
+#[derive(Args)]
+pub struct ThreadGuardArgs {
+    /// Write only if the thread is still at this `threadRevision` (as `comments list --json`
+    /// shows it); if anyone changed the thread since, nothing is written and the command fails.
+    #[arg(long, value_name = "N")]
+    thread_revision: Option<i64>,
+}
+
 /// A new comment: its text, category and place.
 #[derive(Args)]
 pub struct CommentArgs {
@@ -150,6 +159,8 @@ pub enum CommentsCommand {
         comment: String,
         #[command(flatten)]
         body: BodyArgs,
+        #[command(flatten)]
+        guard: ThreadGuardArgs,
     },
     /// Change your comment's text.
     Edit {
@@ -159,6 +170,8 @@ pub enum CommentsCommand {
         comment: String,
         #[command(flatten)]
         body: BodyArgs,
+        #[command(flatten)]
+        guard: ThreadGuardArgs,
     },
     /// Resolve a comment.
     Resolve {
@@ -166,6 +179,8 @@ pub enum CommentsCommand {
         review: String,
         /// The comment's id (cm_…).
         comment: String,
+        #[command(flatten)]
+        guard: ThreadGuardArgs,
     },
     /// Reopen a resolved comment.
     Reopen {
@@ -173,6 +188,8 @@ pub enum CommentsCommand {
         review: String,
         /// The comment's id (cm_…).
         comment: String,
+        #[command(flatten)]
+        guard: ThreadGuardArgs,
     },
     /// Take back your comment while it is still a draft.
     Cancel {
@@ -189,6 +206,8 @@ pub enum CommentsCommand {
         comment: String,
         #[command(flatten)]
         place: PlaceArgs,
+        #[command(flatten)]
+        guard: ThreadGuardArgs,
     },
 }
 
@@ -252,11 +271,13 @@ pub async fn comments(command: CommentsCommand, output: &Output) -> Outcome {
             review,
             comment,
             body,
+            guard,
         } => {
             let reply = NewReply {
                 body: body.text()?,
                 run_id: None,
                 base_comments_revision: None,
+                base_thread_revision: guard.thread_revision,
             };
             let written = client.reply(&review, &comment, &reply).await?;
             output.answer(&client, &written, |_| println!("Replied to {comment}."))
@@ -265,19 +286,39 @@ pub async fn comments(command: CommentsCommand, output: &Output) -> Outcome {
             review,
             comment,
             body,
+            guard,
         } => {
             let edit = TextEdit {
                 body: body.text()?,
                 base_comments_revision: None,
+                base_thread_revision: guard.thread_revision,
             };
             let written = client.edit_comment(&review, &comment, &edit).await?;
             output.answer(&client, &written, |_| println!("Edited {comment}."))
         }
-        CommentsCommand::Resolve { review, comment } => {
-            set_status(&client, &review, &comment, CommentStatus::Closed, output).await
+        CommentsCommand::Resolve {
+            review,
+            comment,
+            guard,
+        } => {
+            let change = StatusChange {
+                status: CommentStatus::Closed,
+                base_comments_revision: None,
+                base_thread_revision: guard.thread_revision,
+            };
+            set_status(&client, &review, &comment, change, output).await
         }
-        CommentsCommand::Reopen { review, comment } => {
-            set_status(&client, &review, &comment, CommentStatus::Open, output).await
+        CommentsCommand::Reopen {
+            review,
+            comment,
+            guard,
+        } => {
+            let change = StatusChange {
+                status: CommentStatus::Open,
+                base_comments_revision: None,
+                base_thread_revision: guard.thread_revision,
+            };
+            set_status(&client, &review, &comment, change, output).await
         }
         CommentsCommand::Cancel { review, comment } => {
             let revision = client.cancel_comment(&review, &comment, None).await?;
@@ -287,10 +328,12 @@ pub async fn comments(command: CommentsCommand, output: &Output) -> Outcome {
             review,
             comment,
             place,
+            guard,
         } => {
             let reanchor = Reanchor {
                 locator: place.locator(),
                 base_comments_revision: None,
+                base_thread_revision: guard.thread_revision,
             };
             let written = client
                 .reanchor_comment(&review, &comment, &reanchor)
@@ -421,20 +464,13 @@ async fn set_status(
     client: &Client,
     review: &str,
     comment: &str,
-    status: CommentStatus,
+    change: StatusChange,
     output: &Output,
 ) -> Outcome {
-    let change = StatusChange {
-        status,
-        base_comments_revision: None,
-    };
+    let closed = change.status == CommentStatus::Closed;
     let written = client.set_status(review, comment, &change).await?;
     output.answer(client, &written, |_| {
-        let done = if status == CommentStatus::Closed {
-            "Resolved"
-        } else {
-            "Reopened"
-        };
+        let done = if closed { "Resolved" } else { "Reopened" };
         println!("{done} {comment}.");
     })
 }

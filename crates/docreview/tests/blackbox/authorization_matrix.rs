@@ -309,6 +309,7 @@ impl World {
             body: "My own reply".to_string(),
             run_id: None,
             base_comments_revision: None,
+            base_thread_revision: None,
         };
         let reply = self
             .admin

@@ -2006,3 +2006,59 @@ async fn notifications_are_listed_and_marked_read_from_the_terminal() {
     assert_eq!(after["unreadCount"], 0, "{after}");
     assert_eq!(after["notifications"], serde_json::json!([]));
 }
+
+/// `--thread-revision`: a write to a thread someone changed since it was read is refused (exit
+/// 5, nothing written); with the revision the thread now has, it goes through.
+#[tokio::test]
+async fn writes_can_name_the_thread_as_it_was_read() {
+    let server = Server::start();
+    let config = tempfile::tempdir().expect("config dir");
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let review = ada.upload("Plan", support::SAMPLE_HTML).await;
+    let id = review.review_id;
+    let token = ada.token().expect("token");
+    let cmd = |args: &[&str]| as_user(config.path(), &server, token, args);
+    let added = json_of(&cmd(&["comments", "add", &id, "--body", "First", "--json"]));
+    let cid = added["comment"]["id"].as_str().expect("id").to_string();
+    assert_eq!(added["comment"]["threadRevision"], 1);
+    text_of(&cmd(&[
+        "comments",
+        "reply",
+        &id,
+        &cid,
+        "--body",
+        "Meanwhile",
+    ]));
+    let stale = cmd(&["comments", "resolve", &id, &cid, "--thread-revision", "1"]);
+    refused(
+        &stale,
+        5,
+        &["thread revision conflict", "thread revision is now 2"],
+    );
+    let late = cmd(&[
+        "comments",
+        "reply",
+        &id,
+        &cid,
+        "--body",
+        "Late",
+        "--thread-revision",
+        "1",
+    ]);
+    refused(&late, 5, &["thread revision conflict"]);
+    let read = ada.get(&format!("/api/reviews/{id}")).await;
+    let comment = &read.expect(200)["review"]["comments"][0];
+    assert_eq!(comment["status"], "open", "nothing written");
+    assert_eq!(comment["thread"].as_array().expect("thread").len(), 1);
+    let resolved = json_of(&cmd(&[
+        "comments",
+        "resolve",
+        &id,
+        &cid,
+        "--thread-revision",
+        "2",
+        "--json",
+    ]));
+    assert_eq!(resolved["comment"]["status"], "closed");
+    assert_eq!(resolved["comment"]["threadRevision"], 3);
+}

@@ -111,6 +111,7 @@ async fn a_review_from_upload_to_resolution_through_the_typed_client() {
                 body: "The red one.".into(),
                 run_id: None,
                 base_comments_revision: None,
+                base_thread_revision: None,
             },
         )
         .await
@@ -122,6 +123,7 @@ async fn a_review_from_upload_to_resolution_through_the_typed_client() {
             &StatusChange {
                 status: CommentStatus::Closed,
                 base_comments_revision: Some(reply.comments_revision),
+                base_thread_revision: None,
             },
         )
         .await

@@ -129,14 +129,24 @@ async fn the_author_may_cancel_within_ten_minutes_but_not_after() {
     world.advance(10 * MINUTE - 1);
     world
         .service
-        .cancel_comment(&world.author, &world.review_id, &early.comment.id, None)
+        .cancel_comment(
+            &world.author,
+            &world.review_id,
+            &early.comment.id,
+            Default::default(),
+        )
         .await
         .expect("still provisional");
 
     world.advance(1);
     let refused = world
         .service
-        .cancel_comment(&world.author, &world.review_id, &late.comment.id, None)
+        .cancel_comment(
+            &world.author,
+            &world.review_id,
+            &late.comment.id,
+            Default::default(),
+        )
         .await;
     assert!(
         matches!(refused, Err(docreview_core::Error::Forbidden(_))),

@@ -145,6 +145,7 @@ fn reply(body: &str, base: Option<i64>) -> NewReply {
         body: body.into(),
         run_id: None,
         base_comments_revision: base,
+        base_thread_revision: None,
     }
 }
 
@@ -152,6 +153,7 @@ fn edit(body: &str, base: Option<i64>) -> TextEdit {
     TextEdit {
         body: body.into(),
         base_comments_revision: base,
+        base_thread_revision: None,
     }
 }
 
@@ -159,6 +161,7 @@ fn status(status: CommentStatus, base: Option<i64>) -> StatusChange {
     StatusChange {
         status,
         base_comments_revision: base,
+        base_thread_revision: None,
     }
 }
 
@@ -166,6 +169,7 @@ fn reanchor(locator: Locator, base: Option<i64>) -> Reanchor {
     Reanchor {
         locator,
         base_comments_revision: base,
+        base_thread_revision: None,
     }
 }
 

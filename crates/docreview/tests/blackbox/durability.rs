@@ -63,6 +63,7 @@ fn edit(body: &str) -> TextEdit {
     TextEdit {
         body: body.to_string(),
         base_comments_revision: None,
+        base_thread_revision: None,
     }
 }
 
@@ -79,6 +80,7 @@ async fn every_kind_of_change(ada: &Client, vic: &Client, agent: &Client) -> Str
         body: "The grey one.".to_string(),
         run_id: None,
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     let message = vic
         .api()
@@ -94,6 +96,7 @@ async fn every_kind_of_change(ada: &Client, vic: &Client, agent: &Client) -> Str
     let close = StatusChange {
         status: CommentStatus::Closed,
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     ada.api()
         .set_status(&id, &kept, &close)
@@ -102,6 +105,7 @@ async fn every_kind_of_change(ada: &Client, vic: &Client, agent: &Client) -> Str
     let moved = Reanchor {
         locator: quote("dog lay"),
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     ada.api()
         .reanchor_comment(&id, &kept, &moved)

@@ -36,5 +36,6 @@ mod routes;
 mod runs;
 mod search;
 mod smoke;
+mod thread_revisions;
 mod two_nodes;
 mod web;

@@ -1413,3 +1413,61 @@ async fn agents_read_their_notifications() {
     .await;
     assert_eq!(answer["unreadCount"], 0, "{answer}");
 }
+
+/// A write that names the thread's revision as the agent read it is refused, with what to do,
+/// once someone else changed that thread; with the current revision it goes through.
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_answer_a_thread_as_they_read_it() {
+    let server = Server::start();
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let review = ada.upload("Plan", SAMPLE_HTML).await;
+    let id = review.review_id;
+    let written = ada
+        .post(
+            &format!("/api/reviews/{id}/comments"),
+            &json!({ "body": "first" }),
+        )
+        .await;
+    let comment_id = written.expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let (client, _config) = agent(&server, ada.token().expect("token")).await;
+    let thread = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "thread", "review_id": id, "comment_id": comment_id }),
+    )
+    .await;
+    assert_eq!(thread["threadRevision"], 1, "{thread}");
+    // Someone answers the thread meanwhile.
+    ada.post(
+        &format!("/api/reviews/{id}/comments/{comment_id}/thread"),
+        &json!({ "body": "meanwhile" }),
+    )
+    .await
+    .expect(201);
+    let (refusal, failed) = call(
+        &client,
+        "comment_write",
+        json!({ "method": "resolve", "review_id": id, "comment_id": comment_id, "thread_revision": 1 }),
+    )
+    .await;
+    assert!(failed, "{refusal}");
+    assert_eq!(refusal["error"], "thread revision conflict", "{refusal}");
+    assert!(
+        refusal["message"]
+            .as_str()
+            .expect("message")
+            .contains("read it again"),
+        "{refusal}"
+    );
+    let resolved = ok(
+        &client,
+        "comment_write",
+        json!({ "method": "resolve", "review_id": id, "comment_id": comment_id, "thread_revision": 2 }),
+    )
+    .await;
+    assert_eq!(resolved["status"], "closed");
+    assert_eq!(resolved["threadRevision"], 3);
+}

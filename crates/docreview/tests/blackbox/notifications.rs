@@ -306,6 +306,7 @@ async fn mentions_resolve_for_readers_only_and_the_rest_are_unresolved() {
             &docreview_client::api::NewReply {
                 body: "@ext @ada".into(),
                 base_comments_revision: None,
+                base_thread_revision: None,
                 run_id: None,
             },
         )

@@ -320,6 +320,7 @@ async fn concurrent_replies_without_base_revision_are_never_retried() {
             body: format!("r{i}"),
             run_id: None,
             base_comments_revision: None,
+            base_thread_revision: None,
         };
         let (ada, id, cid) = (&ada, &id, &cid);
         async move { ada.api().reply(id, cid, &reply).await }
@@ -356,6 +357,7 @@ async fn concurrent_writes_to_different_comments_are_never_retried() {
         let edit = TextEdit {
             body: "edited".to_string(),
             base_comments_revision: None,
+            base_thread_revision: None,
         };
         let (ada, id) = (&ada, &id);
         async move { ada.api().edit_comment(id, cid, &edit).await }
@@ -364,6 +366,7 @@ async fn concurrent_writes_to_different_comments_are_never_retried() {
         let close = StatusChange {
             status: CommentStatus::Closed,
             base_comments_revision: None,
+            base_thread_revision: None,
         };
         let (ada, id) = (&ada, &id);
         async move { ada.api().set_status(id, cid, &close).await }

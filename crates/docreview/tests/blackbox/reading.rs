@@ -106,6 +106,7 @@ async fn every_kind_of_change_shows_on_the_next_read() {
     let close = StatusChange {
         status: CommentStatus::Closed,
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     owner
         .api()

@@ -658,6 +658,7 @@ async fn nul_characters_are_refused_before_any_database() {
         body: "reply".to_string(),
         run_id: Some("run_\u{0}".to_string()),
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     refused(
         api.reply(&id, &comment_id, &in_nul_run).await,

@@ -68,6 +68,7 @@ async fn discussed(owner: &Client) -> String {
             body: "-1 from me".into(),
             run_id: None,
             base_comments_revision: None,
+            base_thread_revision: None,
         },
     )
     .await
@@ -78,6 +79,7 @@ async fn discussed(owner: &Client) -> String {
         &StatusChange {
             status: CommentStatus::Closed,
             base_comments_revision: None,
+            base_thread_revision: None,
         },
     )
     .await

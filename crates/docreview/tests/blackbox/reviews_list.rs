@@ -227,6 +227,7 @@ async fn list_rows_carry_the_summary_fields() {
     let close = StatusChange {
         status: CommentStatus::Closed,
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     ada.api()
         .set_status(id, &second.comment.id, &close)

@@ -64,6 +64,7 @@ fn run_reply(body: &str, run_id: &str) -> NewReply {
         body: body.to_string(),
         run_id: Some(run_id.to_string()),
         base_comments_revision: None,
+        base_thread_revision: None,
     }
 }
 
@@ -436,6 +437,7 @@ async fn abandoned_run_deletes_its_comments(status: RunStatus) {
         body: "late reply".into(),
         run_id: None,
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     refused(
         doc.owner.api().reply(&doc.id, &cid, &late).await,

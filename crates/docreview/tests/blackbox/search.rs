@@ -194,6 +194,7 @@ async fn reply_to(client: &Client, review_id: &str, comment_id: &str, body: &str
         body: body.to_string(),
         run_id: None,
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     client
         .api()
@@ -208,6 +209,7 @@ async fn set_status(client: &Client, review_id: &str, comment_id: &str, status: 
     let change = StatusChange {
         status,
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     client
         .api()
@@ -762,6 +764,7 @@ async fn edited_comments_and_replies_are_found_by_their_new_text_only() {
     let edit = |body: &str| TextEdit {
         body: body.to_string(),
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     fx.ada
         .api()

@@ -28,6 +28,7 @@ async fn create_comment_reply_resolve_and_version() {
         body: "The brown one.".into(),
         run_id: None,
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     let replied = ada
         .api()
@@ -39,6 +40,7 @@ async fn create_comment_reply_resolve_and_version() {
     let close = StatusChange {
         status: CommentStatus::Closed,
         base_comments_revision: Some(2),
+        base_thread_revision: None,
     };
     let resolved = ada
         .api()

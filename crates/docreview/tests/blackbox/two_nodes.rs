@@ -186,6 +186,7 @@ async fn a_read_answered_before_a_write_through_the_other_node_shows_the_new_sta
         body: "Very.".to_string(),
         run_id: None,
         base_comments_revision: None,
+        base_thread_revision: None,
     };
     ada_on_b
         .api()

@@ -17,6 +17,7 @@ use crate::AppState;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, ApiPath, ApiQuery, Caller};
 use crate::routes::{CommentPath, ReviewPath, RevisionBody, allow};
+use docreview_core::service::WriteBase;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -62,6 +63,9 @@ async fn import_annotations(
 struct BaseRevision {
     /// The `commentsRevision` the client last read; another gives 409.
     base_comments_revision: Option<i64>,
+    /// The comment's `threadRevision` the client last read; another gives 409
+    /// `thread revision conflict`.
+    base_thread_revision: Option<i64>,
 }
 
 /// `{reviewId}/comments/{commentId}/thread/{messageId}` in a path.
@@ -103,7 +107,8 @@ async fn create(
     operation_id = "editComment", params(CommentPath), request_body = TextEdit,
     responses(
         (status = 200, description = "Written", body = CommentWritten),
-        (status = 409, description = "`comments revision conflict` (with `currentRevision`)", body = ErrorBody),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`), \
+            `thread revision conflict` (with `currentThreadRevision`)", body = ErrorBody),
     ))]
 async fn edit(
     State(state): State<AppState>,
@@ -126,7 +131,8 @@ async fn edit(
     operation_id = "cancelComment", params(CommentPath, BaseRevision),
     responses(
         (status = 200, description = "Cancelled", body = RevisionBody),
-        (status = 409, description = "`comments revision conflict` (with `currentRevision`) or \
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`), \
+            `thread revision conflict` (with `currentThreadRevision`) or \
             `invalid_transition` (no longer provisional)", body = ErrorBody),
     ))]
 async fn cancel(
@@ -144,7 +150,7 @@ async fn cancel(
             &actor,
             &review_id,
             &comment_id,
-            query.base_comments_revision,
+            WriteBase::of(query.base_comments_revision, query.base_thread_revision),
         )
         .await?;
     Ok(Json(RevisionBody {
@@ -158,7 +164,8 @@ async fn cancel(
     operation_id = "reanchorComment", params(CommentPath), request_body = Reanchor,
     responses(
         (status = 200, description = "Written", body = CommentWritten),
-        (status = 409, description = "`comments revision conflict` (with `currentRevision`) or \
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`), \
+            `thread revision conflict` (with `currentThreadRevision`) or \
             `stale_target_version` (with `latestVersionId`)", body = ErrorBody),
     ))]
 async fn reanchor(
@@ -182,7 +189,8 @@ async fn reanchor(
     operation_id = "reply", params(CommentPath), request_body = NewReply,
     responses(
         (status = 201, description = "Written", body = ReplyWritten),
-        (status = 409, description = "`comments revision conflict` (with `currentRevision`)", body = ErrorBody),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`), \
+            `thread revision conflict` (with `currentThreadRevision`)", body = ErrorBody),
     ))]
 async fn reply(
     State(state): State<AppState>,
@@ -205,7 +213,8 @@ async fn reply(
     tag = "comments", operation_id = "editReply", params(MessagePath), request_body = TextEdit,
     responses(
         (status = 200, description = "Written", body = ReplyWritten),
-        (status = 409, description = "`comments revision conflict` (with `currentRevision`)", body = ErrorBody),
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`), \
+            `thread revision conflict` (with `currentThreadRevision`)", body = ErrorBody),
     ))]
 async fn edit_reply(
     State(state): State<AppState>,
@@ -229,7 +238,8 @@ async fn edit_reply(
     tag = "comments", operation_id = "cancelReply", params(MessagePath, BaseRevision),
     responses(
         (status = 200, description = "Cancelled", body = RevisionBody),
-        (status = 409, description = "`comments revision conflict` (with `currentRevision`) or \
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`), \
+            `thread revision conflict` (with `currentThreadRevision`) or \
             `invalid_transition` (no longer provisional)", body = ErrorBody),
     ))]
 async fn cancel_reply(
@@ -249,7 +259,7 @@ async fn cancel_reply(
             &review_id,
             &comment_id,
             &message_id,
-            query.base_comments_revision,
+            WriteBase::of(query.base_comments_revision, query.base_thread_revision),
         )
         .await?;
     Ok(Json(RevisionBody {
@@ -263,7 +273,8 @@ async fn cancel_reply(
     tag = "comments", operation_id = "setCommentStatus", params(CommentPath), request_body = StatusChange,
     responses(
         (status = 201, description = "Written", body = StatusWritten),
-        (status = 409, description = "`comments revision conflict` (with `currentRevision`) or \
+        (status = 409, description = "`comments revision conflict` (with `currentRevision`), \
+            `thread revision conflict` (with `currentThreadRevision`) or \
             `invalid_transition` (already in that status)", body = ErrorBody),
     ))]
 async fn set_status(

@@ -25,7 +25,7 @@ use serde::Deserialize;
 use crate::AppState;
 use crate::web::error::WebError;
 use crate::web::extract::{CsrfForm, SignedIn, is_htmx};
-use crate::web::threads::{self, Offer};
+use crate::web::threads::Offer;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -91,8 +91,6 @@ pub struct Thread {
     pub order: usize,
     /// The heading text of a section-level comment's section.
     pub section_text: Option<String>,
-    /// A short fingerprint of what the thread shows, to tell whether it changed under a form.
-    pub stamp: String,
     /// A fingerprint of everything its card shows (anchor and drafts too), which the page keeps
     /// to ask for the threads that changed.
     pub view: String,
@@ -348,7 +346,6 @@ pub async fn build_panel(
             own: comment.author.id == actor.id(),
             order,
             section_text: section.map(|s| s.text.clone()),
-            stamp: threads::stamp_of(&comment),
             view: view_stamp(&comment),
             group: "anchored",
             stub: false,

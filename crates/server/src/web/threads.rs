@@ -3,23 +3,24 @@
 //! ([`crate::web::panel`]): the thread written as it now stands and the counts, never the
 //! whole panel (a new version under a new comment is the one exception).
 //!
-//! Every form carries the revision its panel showed (`base`) and a fingerprint of its thread
-//! (`seen`). When the core refuses with 409 `comments revision conflict`, the write is applied
-//! again if the thread the person was looking at did not change (someone else's change
-//! elsewhere does not make theirs wrong); otherwise the panel comes back with the person's
-//! text re-offered next to what changed. A comment on a version that is no longer the latest
-//! (409 `stale_target_version`) comes back to the composer, which finds the passage in the
-//! new version.
+//! A form on a thread carries the thread's revision as its card showed it (`thread`), which
+//! the core checks inside the write (the API's `baseThreadRevision`): someone else's change
+//! elsewhere does not make the person's write wrong, but a change to that thread comes back
+//! (409 `thread revision conflict`) as the panel with the person's text re-offered next to
+//! what changed. A new comment carries the revision its panel showed (`base`); one on a
+//! version that is no longer the latest (409 `stale_target_version`) comes back to the
+//! composer, which finds the passage in the new version.
 
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
-use docreview_api::{CommentView, NewComment, NewReply, Position, Quote, StatusChange, TextEdit};
+use docreview_api::{NewComment, NewReply, Position, Quote, StatusChange, TextEdit};
 use docreview_core::Error;
 use docreview_core::anchor::Locator;
 use docreview_core::model::{Category, CommentStatus};
+use docreview_core::service::WriteBase;
 use serde::Deserialize;
 
 use crate::AppState;
@@ -64,24 +65,6 @@ pub struct Offer {
     pub kind: &'static str,
     pub text: String,
     pub notice: String,
-}
-
-/// A fingerprint of what a thread shows: its status, body and messages.
-pub fn stamp_of(comment: &CommentView) -> String {
-    let mut text = format!(
-        "{}\u{0}{}\u{0}{:?}",
-        comment.status, comment.body, comment.edited_ts
-    );
-    for message in &comment.thread {
-        text.push_str(&format!(
-            "\u{0}{}\u{0}{:?}\u{0}{}",
-            message.id, message.edited_ts, message.body
-        ));
-    }
-    docreview_core::identity::sha256(text.as_bytes())[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 struct Context {
@@ -156,56 +139,6 @@ impl Context {
         *response.status_mut() = StatusCode::CONFLICT;
         Ok(response)
     }
-
-    /// The thread as it stands now, if it still exists.
-    async fn thread_now(&self, comment_id: &str) -> Result<Option<CommentView>, WebError> {
-        let review = self
-            .state
-            .service
-            .get_review(&self.signed_in.actor, &self.review_id, false)
-            .await
-            .map_err(|error| self.core(error))?;
-        Ok(review.comments.into_iter().find(|c| c.id == comment_id))
-    }
-
-    /// Whether the thread still shows what the person saw when they wrote.
-    async fn unchanged(&self, comment_id: &str, seen: &str) -> Result<bool, WebError> {
-        Ok(self
-            .thread_now(comment_id)
-            .await?
-            .is_some_and(|thread| stamp_of(&thread) == seen))
-    }
-
-    /// Runs a write on a thread with the page's base revision. When the revision moved but the
-    /// thread still shows what the person saw (another thread changed), the write is applied to
-    /// what is current; when the thread itself changed, the person decides again.
-    async fn guarded<T, F>(
-        &self,
-        comment_id: &str,
-        base: Option<i64>,
-        seen: &str,
-        write: impl Fn(Option<i64>) -> F,
-    ) -> Result<Guarded<T>, WebError>
-    where
-        F: Future<Output = Result<T, Error>>,
-    {
-        match write(base).await {
-            Err(Error::RevisionConflict { .. }) => {
-                if self.unchanged(comment_id, seen).await? {
-                    Ok(Guarded::Written(write(None).await))
-                } else {
-                    Ok(Guarded::ThreadChanged)
-                }
-            }
-            outcome => Ok(Guarded::Written(outcome)),
-        }
-    }
-}
-
-/// The outcome of [`Context::guarded`].
-enum Guarded<T> {
-    Written(Result<T, Error>),
-    ThreadChanged,
 }
 
 /// A form field that may be sent empty.
@@ -309,14 +242,12 @@ async fn create(
     }
 }
 
-/// A reply or an edit: the text, the revision the page showed, and the thread's stamp.
+/// A reply or an edit: the text, and the thread's revision as its card showed it.
 #[derive(Deserialize)]
 struct TextForm {
     body: String,
     #[serde(default, deserialize_with = "empty_as_none")]
-    base: Option<i64>,
-    #[serde(default)]
-    seen: String,
+    thread: Option<i64>,
 }
 
 async fn reply(
@@ -327,22 +258,26 @@ async fn reply(
     CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
     let context = Context::new(state, signed_in, &headers, review_id);
-    let write = |base| NewReply {
+    let input = NewReply {
         body: form.body.clone(),
         run_id: None,
-        base_comments_revision: base,
+        base_comments_revision: None,
+        base_thread_revision: form.thread,
     };
-    let service = &context.state.service;
-    let actor = &context.signed_in.actor;
-    let (review_id, comment, write) = (&context.review_id, comment_id.as_str(), &write);
-    let reply = move |base| service.reply(actor, review_id, comment, write(base));
-    match context
-        .guarded(&comment_id, form.base, &form.seen, reply)
-        .await?
-    {
-        Guarded::Written(outcome) => outcome.map_err(|error| context.core(error))?,
-        Guarded::ThreadChanged => {
-            return context
+    let outcome = context
+        .state
+        .service
+        .reply(
+            &context.signed_in.actor,
+            &context.review_id,
+            &comment_id,
+            input,
+        )
+        .await;
+    match outcome {
+        Ok(_) => context.answer(&comment_id).await,
+        Err(Error::ThreadConflict { .. }) => {
+            context
                 .reoffer(Offer {
                     comment_id,
                     kind: "reply",
@@ -351,19 +286,17 @@ async fn reply(
                              your reply again."
                         .into(),
                 })
-                .await;
+                .await
         }
-    };
-    context.answer(&comment_id).await
+        Err(error) => Err(context.core(error)),
+    }
 }
 
 #[derive(Deserialize)]
 struct StatusForm {
     status: String,
     #[serde(default, deserialize_with = "empty_as_none")]
-    base: Option<i64>,
-    #[serde(default)]
-    seen: String,
+    thread: Option<i64>,
 }
 
 async fn status(
@@ -376,57 +309,45 @@ async fn status(
     let context = Context::new(state, signed_in, &headers, review_id);
     let target = CommentStatus::parse(&form.status)
         .ok_or_else(|| context.core(Error::invalid("status must be open or closed")))?;
-    let write = |base| StatusChange {
+    let input = StatusChange {
         status: target,
-        base_comments_revision: base,
+        base_comments_revision: None,
+        base_thread_revision: form.thread,
     };
-    let service = &context.state.service;
-    let actor = &context.signed_in.actor;
-    let (review_id, comment, write) = (&context.review_id, comment_id.as_str(), &write);
-    let set = move |base| service.set_status(actor, review_id, comment, write(base));
-    let outcome = match context
-        .guarded(&comment_id, form.base, &form.seen, set)
-        .await?
-    {
-        Guarded::Written(outcome) => outcome,
-        Guarded::ThreadChanged => {
-            let verb = if target == CommentStatus::Closed {
-                "resolve"
-            } else {
-                "reopen"
-            };
-            return context
-                .reoffer(Offer {
-                    comment_id,
-                    kind: "status",
-                    text: String::new(),
-                    notice: format!(
-                        "This thread changed while you looked at it. Read what is new, then \
-                         {verb} it again if you still want to."
-                    ),
-                })
-                .await;
-        }
+    let outcome = context
+        .state
+        .service
+        .set_status(
+            &context.signed_in.actor,
+            &context.review_id,
+            &comment_id,
+            input,
+        )
+        .await;
+    let (resolve, resolved) = if target == CommentStatus::Closed {
+        ("resolve", "resolved")
+    } else {
+        ("reopen", "open")
     };
-    match outcome {
-        Ok(_) => context.answer(&comment_id).await,
+    let notice = match outcome {
+        Ok(_) => return context.answer(&comment_id).await,
+        Err(Error::ThreadConflict { .. }) => format!(
+            "This thread changed while you looked at it. Read what is new, then {resolve} it \
+             again if you still want to."
+        ),
         Err(Error::InvalidTransition(_)) => {
-            let word = if target == CommentStatus::Closed {
-                "resolved"
-            } else {
-                "open"
-            };
-            context
-                .reoffer(Offer {
-                    comment_id,
-                    kind: "status",
-                    text: String::new(),
-                    notice: format!("Someone else already made this thread {word}."),
-                })
-                .await
+            format!("Someone else already made this thread {resolved}.")
         }
-        Err(error) => Err(context.core(error)),
-    }
+        Err(error) => return Err(context.core(error)),
+    };
+    context
+        .reoffer(Offer {
+            comment_id,
+            kind: "status",
+            text: String::new(),
+            notice,
+        })
+        .await
 }
 
 async fn edit(
@@ -437,21 +358,25 @@ async fn edit(
     CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
     let context = Context::new(state, signed_in, &headers, review_id);
-    let write = |base| TextEdit {
+    let input = TextEdit {
         body: form.body.clone(),
-        base_comments_revision: base,
+        base_comments_revision: None,
+        base_thread_revision: form.thread,
     };
-    let service = &context.state.service;
-    let actor = &context.signed_in.actor;
-    let (review_id, comment, write) = (&context.review_id, comment_id.as_str(), &write);
-    let edit = move |base| service.edit_comment(actor, review_id, comment, write(base));
-    match context
-        .guarded(&comment_id, form.base, &form.seen, edit)
-        .await?
-    {
-        Guarded::Written(outcome) => outcome.map_err(|error| context.core(error))?,
-        Guarded::ThreadChanged => {
-            return context
+    let outcome = context
+        .state
+        .service
+        .edit_comment(
+            &context.signed_in.actor,
+            &context.review_id,
+            &comment_id,
+            input,
+        )
+        .await;
+    match outcome {
+        Ok(_) => context.answer(&comment_id).await,
+        Err(Error::ThreadConflict { .. }) => {
+            context
                 .reoffer(Offer {
                     comment_id,
                     kind: "edit",
@@ -460,10 +385,10 @@ async fn edit(
                              edit again."
                         .into(),
                 })
-                .await;
+                .await
         }
-    };
-    context.answer(&comment_id).await
+        Err(error) => Err(context.core(error)),
+    }
 }
 
 /// Undo: cancels a provisional comment of one's own (the core refuses a final one).
@@ -482,7 +407,7 @@ async fn cancel(
             &context.signed_in.actor,
             &context.review_id,
             &comment_id,
-            None,
+            WriteBase::default(),
         )
         .await
         .map_err(|error| context.core(error))?;
@@ -498,10 +423,11 @@ async fn edit_reply(
 ) -> Result<Response, WebError> {
     let context = Context::new(state, signed_in, &headers, review_id);
     let edit = TextEdit {
-        body: form.body,
+        body: form.body.clone(),
         base_comments_revision: None,
+        base_thread_revision: form.thread,
     };
-    context
+    let outcome = context
         .state
         .service
         .edit_reply(
@@ -511,9 +437,23 @@ async fn edit_reply(
             &message_id,
             edit,
         )
-        .await
-        .map_err(|error| context.core(error))?;
-    context.answer(&comment_id).await
+        .await;
+    match outcome {
+        Ok(_) => context.answer(&comment_id).await,
+        Err(Error::ThreadConflict { .. }) => {
+            context
+                .reoffer(Offer {
+                    comment_id,
+                    kind: "edit",
+                    text: form.body,
+                    notice: "This thread changed while you edited. Check it, then save your \
+                             edit again."
+                        .into(),
+                })
+                .await
+        }
+        Err(error) => Err(context.core(error)),
+    }
 }
 
 async fn cancel_reply(
@@ -532,7 +472,7 @@ async fn cancel_reply(
             &context.review_id,
             &comment_id,
             &message_id,
-            None,
+            WriteBase::default(),
         )
         .await
         .map_err(|error| context.core(error))?;
