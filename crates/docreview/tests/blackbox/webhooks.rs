@@ -770,3 +770,96 @@ async fn malformed_requests_answer_the_json_error_body() {
     let cleared = ada.patch(&one, &json!({ "description": null })).await;
     assert!(cleared.expect(200)["webhook"]["description"].is_null());
 }
+
+/// `docreview webhooks …` from the terminal: create (the secret printed once), list, show,
+/// update, ping, deliveries, redeliver, rotate-secret, delete; `--json` is the API's answer.
+#[tokio::test]
+async fn the_command_line_manages_webhooks() {
+    let server = server();
+    let ada = admin(&server);
+    let token = ada.token().expect("token").to_string();
+    let config = tempfile::tempdir().expect("config dir");
+    let mut receiver = Receiver::start(&[]).await;
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(crate::support::binary())
+            .env("XDG_CONFIG_HOME", config.path())
+            .env("DOCREVIEW_URL", &server.base)
+            .env("DOCREVIEW_TOKEN", &token)
+            .env("RUST_LOG", "off")
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the CLI");
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).to_string()
+    };
+    let created: Value = serde_json::from_str(&run(&[
+        "webhooks",
+        "create",
+        &receiver.url,
+        "--event",
+        "comment.created",
+        "--json",
+    ]))
+    .expect("JSON");
+    let id = created["webhook"]["id"].as_str().expect("id").to_string();
+    let secret = created["webhook"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string();
+    assert_eq!(created["webhook"]["events"], json!(["comment.created"]));
+    let listed = run(&["webhooks"]);
+    assert!(
+        listed.contains(&id) && !listed.contains(&secret),
+        "{listed}"
+    );
+    let shown = run(&["webhooks", "show", &id]);
+    assert!(shown.contains(&receiver.url), "{shown}");
+    let updated = run(&[
+        "webhooks",
+        "update",
+        &id,
+        "--event",
+        "*",
+        "--description",
+        "CI",
+    ]);
+    assert!(updated.contains('*'), "{updated}");
+    let pinged = run(&["webhooks", "ping", &id]);
+    assert!(pinged.contains("ping"), "{pinged}");
+    let request = receiver.next().await;
+    assert!(signed_by(&secret, &request));
+    settled(&ada, &id).await;
+    let deliveries: Value =
+        serde_json::from_str(&run(&["webhooks", "deliveries", &id, "--json"])).expect("JSON");
+    let delivery = deliveries["deliveries"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(deliveries["deliveries"][0]["status"], "succeeded");
+    run(&["webhooks", "redeliver", &id, &delivery]);
+    assert_eq!(
+        receiver.next().await.header("webhook-id"),
+        request.header("webhook-id")
+    );
+    let rotated = run(&["webhooks", "rotate-secret", &id]);
+    assert!(
+        rotated.contains("whsec_") && !rotated.contains(&secret),
+        "{rotated}"
+    );
+    let disabled = run(&["webhooks", "update", &id, "--disable"]);
+    assert!(disabled.contains("disabled"), "{disabled}");
+    run(&["webhooks", "delete", &id]);
+    assert!(
+        ada.api()
+            .webhooks()
+            .await
+            .expect("list")
+            .webhooks
+            .is_empty()
+    );
+}
