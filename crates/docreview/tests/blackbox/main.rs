@@ -39,3 +39,4 @@ mod smoke;
 mod thread_revisions;
 mod two_nodes;
 mod web;
+mod webhooks;
