@@ -133,7 +133,7 @@ async fn the_author_may_cancel_within_ten_minutes_but_not_after() {
             &world.author,
             &world.review_id,
             &early.comment.id,
-            Default::default(),
+            docreview_core::service::WriteBase::default(),
         )
         .await
         .expect("still provisional");
@@ -145,7 +145,7 @@ async fn the_author_may_cancel_within_ten_minutes_but_not_after() {
             &world.author,
             &world.review_id,
             &late.comment.id,
-            Default::default(),
+            docreview_core::service::WriteBase::default(),
         )
         .await;
     assert!(
