@@ -38,3 +38,4 @@ mod search;
 mod smoke;
 mod two_nodes;
 mod web;
+mod webhooks;
