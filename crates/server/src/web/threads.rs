@@ -63,6 +63,8 @@ pub struct Offer {
     pub comment_id: String,
     /// `reply`, `edit`, `status` or `cancel`.
     pub kind: &'static str,
+    /// The reply it was for (an edit of a reply), else the comment itself.
+    pub message_id: Option<String>,
     pub text: String,
     pub notice: String,
 }
@@ -96,7 +98,7 @@ impl Context {
             &self.state,
             &self.signed_in,
             &self.review_id,
-            self.query,
+            self.query.holding([comment_id]),
             None,
             self.htmx,
         )
@@ -112,7 +114,7 @@ impl Context {
             &self.state,
             &self.signed_in,
             &self.review_id,
-            self.query,
+            self.query.holding([comment_id.as_str()]),
             Some(offer),
             self.htmx,
         )
@@ -227,6 +229,7 @@ async fn create(
             let mut response = context
                 .reoffer_whole(Offer {
                     comment_id: String::new(),
+                    message_id: None,
                     kind: "composer",
                     text: form.body,
                     notice: String::new(),
@@ -280,6 +283,7 @@ async fn reply(
             context
                 .reoffer(Offer {
                     comment_id,
+                    message_id: None,
                     kind: "reply",
                     text: form.body,
                     notice: "This thread changed while you wrote. Read what is new, then send \
@@ -343,6 +347,7 @@ async fn status(
     context
         .reoffer(Offer {
             comment_id,
+            message_id: None,
             kind: "status",
             text: String::new(),
             notice,
@@ -379,6 +384,7 @@ async fn edit(
             context
                 .reoffer(Offer {
                     comment_id,
+                    message_id: None,
                     kind: "edit",
                     text: form.body,
                     notice: "This thread changed while you edited. Check it, then save your \
@@ -414,6 +420,7 @@ async fn cancel(
     context.answer(&comment_id).await
 }
 
+/// An edit of one's own reply, checked against its thread like an edit of the comment.
 async fn edit_reply(
     State(state): State<AppState>,
     signed_in: SignedIn,
@@ -444,6 +451,7 @@ async fn edit_reply(
             context
                 .reoffer(Offer {
                     comment_id,
+                    message_id: Some(message_id),
                     kind: "edit",
                     text: form.body,
                     notice: "This thread changed while you edited. Check it, then save your \
