@@ -15,6 +15,7 @@ mod organization;
 mod outbox;
 mod reviews;
 mod search;
+mod workflow;
 
 pub use accounts::AccountStore;
 pub use comments::{CommentStamp, CommentStore, CommentsWrite};
@@ -26,6 +27,7 @@ pub use search::{
     SEARCH_COMMENT_WINDOW, SEARCH_DOCUMENT_WINDOW, SEARCH_TEXT_MAX_CHARS, SNIPPET_ELLIPSIS,
     SearchQuery, SearchStore, SearchTerm,
 };
+pub use workflow::WorkflowStore;
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
 type Source = Box<dyn std::error::Error + Send + Sync>;
@@ -51,6 +53,12 @@ pub enum StoreError {
     /// The run a write belongs to is no longer running; nothing was written.
     #[error("the run is no longer running")]
     RunNotRunning,
+    /// The document's review is finalized; nothing was written.
+    #[error("the review is finalized")]
+    ReviewFinalized,
+    /// Finalizing needs every comment closed; this many are open. Nothing was written.
+    #[error("{0} comments are open")]
+    OpenComments(i64),
     #[error("database unavailable: {0}")]
     Unavailable(Source),
     #[error("database error: {0}")]
@@ -124,6 +132,7 @@ pub trait Store:
     + OrganizationStore
     + SearchStore
     + OutboxStore
+    + WorkflowStore
     + Send
     + Sync
     + 'static

@@ -390,6 +390,7 @@ pub async fn check_writes_guarded_by_a_comment_stamp(store: Arc<dyn Store>) {
         comment: target.clone(),
         messages: vec![],
         events: vec![],
+        reactions: vec![],
     });
     let guarded = |body: &str| {
         let mut edited = target.clone();

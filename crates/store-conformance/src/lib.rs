@@ -41,6 +41,7 @@ mod search;
 mod sessions;
 mod versions;
 mod visibility;
+mod workflow;
 
 pub use accounts::{check_accounts, check_ensure_account, check_tokens, check_users_and_projects};
 pub use comments::{
@@ -91,6 +92,10 @@ pub use versions::{
     check_write_version_append, check_write_version_replace, check_write_version_stale,
 };
 pub use visibility::check_visibility_matrix;
+pub use workflow::{
+    check_comment_assignee, check_finalize_and_reopen, check_reactions,
+    check_reviewers_and_decisions,
+};
 
 /// A fresh store for one check, and the guard that releases its resources (a temporary
 /// directory, a scratch database) when dropped: after the check, also when it fails.
@@ -181,6 +186,10 @@ macro_rules! conformance_tests {
             check_handles,
             check_mentions_round_trip,
             check_notification_listing_and_reading,
+            check_reviewers_and_decisions,
+            check_finalize_and_reopen,
+            check_comment_assignee,
+            check_reactions,
         );
     };
 }

@@ -23,6 +23,7 @@ mod search;
 mod sql;
 mod text;
 mod visibility;
+mod workflow;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -71,11 +71,13 @@ impl Service {
                     edited_at: None,
                     deleted_at: None,
                     mentions,
+                    assignee_id: None,
                 };
                 let thread = CommentThread {
                     comment: comment.clone(),
                     messages: vec![],
                     events: vec![],
+                    reactions: vec![],
                 };
                 // A run's comments are drafts until the run completes, which is its own event.
                 let outbox = if run_id.is_some() {
@@ -680,6 +682,7 @@ impl Service {
         thread: &CommentThread,
     ) -> Result<CommentView> {
         let mut ids: Vec<String> = std::iter::once(thread.comment.author_id.clone())
+            .chain(thread.comment.assignee_id.clone())
             .chain(thread.messages.iter().map(|m| m.author_id.clone()))
             .chain(thread.events.iter().map(|e| e.by_id.clone()))
             .collect();
@@ -700,6 +703,7 @@ impl Service {
         let run_status = |id: &str| runs.iter().find(|run| run.id == id).map(|run| run.status);
         let viewer = Viewer {
             user_id: actor.id(),
+            reactor: actor.id(),
             now: self.clock.now(),
             include_deleted: false,
         };

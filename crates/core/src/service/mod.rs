@@ -16,6 +16,7 @@ mod reviews;
 mod runs;
 mod search;
 mod versions;
+mod workflow;
 
 use std::sync::Arc;
 

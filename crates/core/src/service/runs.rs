@@ -35,6 +35,9 @@ impl Service {
         let title = input.title.unwrap_or_else(|| "AI review".to_string());
         check_length("title", &title, 1, 300)?;
         let (head, _) = self.visible(actor, review_id).await?;
+        if head.review.finalized.is_some() {
+            return Err(Error::ReviewFinalized);
+        }
         self.require_latest(&head, input.version_id.as_deref())
             .await?;
         let now = self.clock.now();
@@ -116,6 +119,7 @@ impl Service {
                                 // A run's batch is not scanned for mentions: agents' drafts
                                 // notify their document's owner when the run completes.
                                 mentions: Vec::new(),
+                                assignee_id: None,
                             });
                         }
                         Err(failure) => failed.push(failure),
@@ -146,6 +150,7 @@ impl Service {
                 let users = Users::new(&users);
                 let viewer = Viewer {
                     user_id: actor.id(),
+                    reactor: actor.id(),
                     now,
                     include_deleted: false,
                 };
@@ -158,6 +163,7 @@ impl Service {
                             comment,
                             messages: Vec::new(),
                             events: Vec::new(),
+                            reactions: Vec::new(),
                         };
                         BatchWritten {
                             index,
@@ -263,6 +269,8 @@ impl Service {
                 // their run runs. Failing or cancelling deletes them.
                 let mut write = CommentsWrite {
                     runs: vec![run.clone()],
+                    // A run started before the review was finalized may still finish.
+                    even_if_finalized: true,
                     ..CommentsWrite::default()
                 };
                 let mut kept = Vec::new();

@@ -31,6 +31,10 @@ pub struct CommentsWrite {
     /// `RevisionConflict` and nothing is written: so a write to one comment sent without a base
     /// revision conflicts only with writes to that same comment, not with the whole document.
     pub unchanged_comment: Option<CommentStamp>,
+    /// Applies even to a finalized review. Otherwise a finalized review refuses the write
+    /// (`StoreError::ReviewFinalized`, checked in the same transaction): only a run finishing,
+    /// which was started before, may still change its own items.
+    pub even_if_finalized: bool,
     pub at: Millis,
     /// Inserted, or their changeable fields (category, status, body, anchor, edit and delete
     /// times) updated.

@@ -37,4 +37,5 @@ mod runs;
 mod search;
 mod smoke;
 mod two_nodes;
+mod workflow;
 mod web;
