@@ -16,6 +16,7 @@ mod outbox;
 mod reviews;
 mod search;
 mod workflow;
+mod webhooks;
 
 pub use accounts::AccountStore;
 pub use comments::{CommentStamp, CommentStore, CommentsWrite};
@@ -28,6 +29,7 @@ pub use search::{
     SearchQuery, SearchStore, SearchTerm,
 };
 pub use workflow::WorkflowStore;
+pub use webhooks::{DeliveryRecord, WebhookRecord, WebhookStore};
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
 type Source = Box<dyn std::error::Error + Send + Sync>;
@@ -133,6 +135,7 @@ pub trait Store:
     + SearchStore
     + OutboxStore
     + WorkflowStore
+    + WebhookStore
     + Send
     + Sync
     + 'static

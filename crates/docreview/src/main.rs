@@ -10,6 +10,7 @@ mod demo;
 mod logging;
 mod mcp;
 mod remote;
+mod webhooks;
 
 /// mimalloc: the server allocates many short-lived strings per request from several threads,
 /// where glibc's allocator spent a third of the CPU time in a read-load profile.
@@ -118,6 +119,14 @@ enum Command {
     Org {
         #[command(subcommand)]
         command: remote::OrgCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
+    /// Webhooks (org admins): list, create, show, update, delete, ping, rotate-secret,
+    /// deliveries, redeliver.
+    Webhooks {
+        #[command(subcommand)]
+        command: Option<remote::WebhooksCommand>,
         #[command(flatten)]
         output: remote::Output,
     },
@@ -247,6 +256,14 @@ struct ServeArgs {
     /// client; from any other peer the header is ignored [default: none].
     #[arg(long, env = "DOCREVIEW_TRUSTED_PROXIES")]
     trusted_proxies: Option<String>,
+    /// Let webhooks reach loopback, private and link-local addresses, and plain http:// (a
+    /// receiver on the same machine or network; tests).
+    #[arg(long, env = "DOCREVIEW_WEBHOOK_ALLOW_PRIVATE")]
+    webhook_allow_private: bool,
+    /// Delays before each retry of a failed webhook delivery (ms, s, m, h, d); after the
+    /// last, the delivery is failed and the org admins are notified.
+    #[arg(long, env = "DOCREVIEW_WEBHOOK_RETRY_SCHEDULE", default_value = docreview_core::outbox::webhook::DEFAULT_RETRY_SCHEDULE)]
+    webhook_retry_schedule: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -393,6 +410,10 @@ fn run(cli: Cli) -> std::process::ExitCode {
             runtime.block_on(remote::projects(command, &output))
         }
         Command::Org { command, output } => runtime.block_on(remote::org(command, &output)),
+        Command::Webhooks { command, output } => runtime.block_on(remote::webhooks(
+            command.unwrap_or(remote::WebhooksCommand::List),
+            &output,
+        )),
         Command::Mcp => runtime.block_on(remote::mcp()),
     };
     match outcome {
@@ -518,6 +539,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         open_store(&backend, &args.storage).await?,
         shared,
         args.max_html_bytes,
+    );
+    let retry_schedule = docreview_core::outbox::parse_schedule(&args.webhook_retry_schedule)
+        .map_err(|error| anyhow::anyhow!("DOCREVIEW_WEBHOOK_RETRY_SCHEDULE: {error}"))?;
+    let transport = webhooks::HttpTransport::new(args.webhook_allow_private)
+        .context("setting up webhook deliveries")?;
+    let service = Arc::new(
+        Arc::into_inner(service)
+            .context("the service is not shared yet")?
+            .with_webhooks(docreview_core::service::WebhookSettings {
+                transport: Some(Arc::new(transport)),
+                retry_schedule,
+            }),
     );
     service.ensure_service_accounts().await?;
     // Accounts made before handles existed get theirs before the first request is served.

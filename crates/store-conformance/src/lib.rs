@@ -42,6 +42,7 @@ mod sessions;
 mod versions;
 mod visibility;
 mod workflow;
+mod webhooks;
 
 pub use accounts::{check_accounts, check_ensure_account, check_tokens, check_users_and_projects};
 pub use comments::{
@@ -96,6 +97,7 @@ pub use workflow::{
     check_comment_assignee, check_finalize_and_reopen, check_reactions,
     check_reviewers_and_decisions,
 };
+pub use webhooks::{check_webhook_deliveries, check_webhooks_round_trip};
 
 /// A fresh store for one check, and the guard that releases its resources (a temporary
 /// directory, a scratch database) when dropped: after the check, also when it fails.
@@ -190,6 +192,8 @@ macro_rules! conformance_tests {
             check_finalize_and_reopen,
             check_comment_assignee,
             check_reactions,
+            check_webhooks_round_trip,
+            check_webhook_deliveries,
         );
     };
 }

@@ -24,6 +24,7 @@ mod sql;
 mod text;
 mod visibility;
 mod workflow;
+mod webhooks;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -95,7 +95,8 @@ impl Service {
             .increment(claimed as u64);
         let completions = match sink {
             Sink::Event => self.fan_out(&rows).await?,
-            Sink::Mail | Sink::Webhook => self.undeliverable(&rows),
+            Sink::Webhook => self.deliver_webhooks(&rows).await?,
+            Sink::Mail => self.undeliverable(&rows),
         };
         let failed = completions
             .iter()
@@ -123,6 +124,8 @@ impl Service {
     async fn fan_out(&self, rows: &[OutboxRow]) -> Result<Vec<Completion>> {
         let now = self.clock.now();
         let mut completions = Vec::with_capacity(rows.len());
+        // Read once per batch, when an event needs them.
+        let mut webhooks = None;
         for row in rows {
             let event: Event = match serde_json::from_str(&row.payload) {
                 Ok(event) => event,
@@ -147,7 +150,13 @@ impl Service {
                         (None, None) => None,
                     };
                 }
-                _ => completion.notifications = self.notify_of(&event).await?,
+                EventType::DeliveryFailed => {
+                    completion.notifications = self.tell_admins(&event).await?;
+                }
+                EventType::Public(_) => {
+                    completion.notifications = self.notify_of(&event).await?;
+                    completion.entries = self.deliveries_of(&event, &mut webhooks, now).await?;
+                }
             }
             completions.push(completion);
         }
@@ -242,7 +251,7 @@ impl Service {
     }
 
     /// Rows of a sink this node cannot deliver (no transport configured): given up at once.
-    fn undeliverable(&self, rows: &[OutboxRow]) -> Vec<Completion> {
+    pub(super) fn undeliverable(&self, rows: &[OutboxRow]) -> Vec<Completion> {
         let now = self.clock.now();
         rows.iter()
             .map(|row| {

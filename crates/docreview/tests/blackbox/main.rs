@@ -39,3 +39,4 @@ mod smoke;
 mod two_nodes;
 mod workflow;
 mod web;
+mod webhooks;

@@ -13,6 +13,7 @@ mod reviews;
 mod runs;
 mod search;
 mod workflow;
+mod webhooks;
 
 use axum::Router;
 use axum::extract::Request;
@@ -113,6 +114,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(projects::router())
         .merge(org::router())
         .merge(workflow::router())
+        .merge(webhooks::router())
 }
 
 /// Health endpoints, outside the credential layer.
