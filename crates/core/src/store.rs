@@ -15,8 +15,8 @@ mod organization;
 mod outbox;
 mod reviews;
 mod search;
-mod workflow;
 mod webhooks;
+mod workflow;
 
 pub use accounts::AccountStore;
 pub use comments::{CommentStamp, CommentStore, CommentsWrite};
@@ -28,8 +28,8 @@ pub use search::{
     SEARCH_COMMENT_WINDOW, SEARCH_DOCUMENT_WINDOW, SEARCH_TEXT_MAX_CHARS, SNIPPET_ELLIPSIS,
     SearchQuery, SearchStore, SearchTerm,
 };
-pub use workflow::WorkflowStore;
 pub use webhooks::{DeliveryRecord, WebhookRecord, WebhookStore};
+pub use workflow::WorkflowStore;
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
 type Source = Box<dyn std::error::Error + Send + Sync>;

@@ -41,8 +41,8 @@ mod search;
 mod sessions;
 mod versions;
 mod visibility;
-mod workflow;
 mod webhooks;
+mod workflow;
 
 pub use accounts::{check_accounts, check_ensure_account, check_tokens, check_users_and_projects};
 pub use comments::{
@@ -93,11 +93,11 @@ pub use versions::{
     check_write_version_append, check_write_version_replace, check_write_version_stale,
 };
 pub use visibility::check_visibility_matrix;
+pub use webhooks::{check_webhook_deliveries, check_webhooks_round_trip};
 pub use workflow::{
     check_comment_assignee, check_finalize_and_reopen, check_reactions,
     check_reviewers_and_decisions,
 };
-pub use webhooks::{check_webhook_deliveries, check_webhooks_round_trip};
 
 /// A fresh store for one check, and the guard that releases its resources (a temporary
 /// directory, a scratch database) when dropped: after the check, also when it fails.

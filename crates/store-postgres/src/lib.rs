@@ -27,8 +27,8 @@ mod reviews;
 mod search;
 mod sql;
 mod visibility;
-mod workflow;
 mod webhooks;
+mod workflow;
 
 pub use events::{EVENTS_CHANNEL, PEOPLE_CHANNEL};
 

@@ -23,8 +23,8 @@ mod search;
 mod sql;
 mod text;
 mod visibility;
-mod workflow;
 mod webhooks;
+mod workflow;
 mod writer;
 
 use std::path::{Path, PathBuf};

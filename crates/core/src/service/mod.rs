@@ -16,8 +16,8 @@ mod reviews;
 mod runs;
 mod search;
 mod versions;
-mod workflow;
 mod webhooks;
+mod workflow;
 
 use std::sync::Arc;
 

@@ -157,6 +157,10 @@ impl Service {
                     completion.notifications = self.notify_of(&event).await?;
                     completion.entries = self.deliveries_of(&event, &mut webhooks, now).await?;
                 }
+                // Workflow notices that no webhook subscribes to: only the people they name.
+                EventType::ReviewRequested | EventType::CommentAssigned => {
+                    completion.notifications = self.notify_of(&event).await?;
+                }
             }
             completions.push(completion);
         }

@@ -37,6 +37,6 @@ mod runs;
 mod search;
 mod smoke;
 mod two_nodes;
-mod workflow;
 mod web;
 mod webhooks;
+mod workflow;

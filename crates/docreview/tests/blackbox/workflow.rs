@@ -10,9 +10,8 @@
 
 use std::time::Duration;
 
-use docreview_client::api::{
-    AssigneeChange, DecisionKind, EventKind, NewDecision, NewReviewer, Outcome,
-};
+use docreview_client::api::events::EventKind;
+use docreview_client::api::{AssigneeChange, DecisionKind, NewDecision, NewReviewer, Outcome};
 use serde_json::{Value, json};
 
 use crate::support::{Client, SAMPLE_HTML, Server};
@@ -115,7 +114,10 @@ async fn reviewers_decisions_and_the_outcome_rule() {
 
     let asked = team
         .ada
-        .post(&reviewers, &json!({ "email": "Bob@Example.com", "dueAt": "2026-12-01" }))
+        .post(
+            &reviewers,
+            &json!({ "email": "Bob@Example.com", "dueAt": "2026-12-01" }),
+        )
         .await;
     let asked = asked.expect(201)["workflow"].clone();
     assert_eq!(asked["reviewers"][0]["user"]["id"], bob_id.as_str());
@@ -134,12 +136,21 @@ async fn reviewers_decisions_and_the_outcome_rule() {
         .await
         .expect("ask cy");
     assert_eq!(both.reviewers.len(), 2);
-    assert_eq!(both.reviewers[1].due_at.as_deref(), Some("2026-12-02T10:00:00.000Z"));
+    assert_eq!(
+        both.reviewers[1].due_at.as_deref(),
+        Some("2026-12-02T10:00:00.000Z")
+    );
     assert_eq!(both.outcome, Outcome::Pending);
 
     // Every requested reviewer must approve; a newer decision replaces the older.
-    assert_eq!(decide(&team.bob, &doc, DecisionKind::Approved).await, Outcome::Pending);
-    assert_eq!(decide(&team.cy, &doc, DecisionKind::Approved).await, Outcome::Approved);
+    assert_eq!(
+        decide(&team.bob, &doc, DecisionKind::Approved).await,
+        Outcome::Pending
+    );
+    assert_eq!(
+        decide(&team.cy, &doc, DecisionKind::Approved).await,
+        Outcome::Approved
+    );
     assert_eq!(
         decide(&team.bob, &doc, DecisionKind::ChangesRequested).await,
         Outcome::ChangesRequested
@@ -162,7 +173,11 @@ async fn reviewers_decisions_and_the_outcome_rule() {
     assert_eq!(with_note["decision"]["stale"], false);
     assert_eq!(with_note["workflow"]["outcome"], "approved");
     let now = workflow(&team.ada, &doc).await;
-    assert_eq!(now["decisions"].as_array().expect("decisions").len(), 2, "one per person");
+    assert_eq!(
+        now["decisions"].as_array().expect("decisions").len(),
+        2,
+        "one per person"
+    );
     assert_eq!(now["reviewers"][0]["decision"]["decision"], "approved");
 
     // A new version makes every decision stale: they no longer count.
@@ -198,8 +213,14 @@ async fn reviewers_decisions_and_the_outcome_rule() {
             &json!({ "decision": "not_relevant", "versionId": latest }),
         )
         .await;
-    assert_eq!(on_latest.expect(201)["decision"]["versionId"], latest.as_str());
-    assert_eq!(decide(&team.bob, &doc, DecisionKind::Approved).await, Outcome::Pending);
+    assert_eq!(
+        on_latest.expect(201)["decision"]["versionId"],
+        latest.as_str()
+    );
+    assert_eq!(
+        decide(&team.bob, &doc, DecisionKind::Approved).await,
+        Outcome::Pending
+    );
     // Without Cy asked, Bob's approval is every requested reviewer's.
     let removed = team.ada.delete(&format!("{reviewers}/{cy_id}")).await;
     assert_eq!(removed.expect(200)["workflow"]["outcome"], "approved");
@@ -208,14 +229,25 @@ async fn reviewers_decisions_and_the_outcome_rule() {
         .await
         .expect_error(404, "not_found");
     // A reviewer may decline; with nobody asked, one approval is enough.
-    let declined = team.bob.api().remove_reviewer(&doc, &bob_id).await.expect("decline");
+    let declined = team
+        .bob
+        .api()
+        .remove_reviewer(&doc, &bob_id)
+        .await
+        .expect("decline");
     assert!(declined.reviewers.is_empty());
     assert_eq!(declined.outcome, Outcome::Approved);
 
     // With nobody asked and nobody approving: all not relevant, then pending.
     let other = team.document().await;
-    assert_eq!(decide(&team.bob, &other, DecisionKind::NotRelevant).await, Outcome::NotRelevant);
-    assert_eq!(decide(&team.cy, &other, DecisionKind::NotRelevant).await, Outcome::NotRelevant);
+    assert_eq!(
+        decide(&team.bob, &other, DecisionKind::NotRelevant).await,
+        Outcome::NotRelevant
+    );
+    assert_eq!(
+        decide(&team.cy, &other, DecisionKind::NotRelevant).await,
+        Outcome::NotRelevant
+    );
     assert_eq!(
         decide(&team.cy, &other, DecisionKind::ApprovedWithChanges).await,
         Outcome::ApprovedWithChanges
@@ -231,12 +263,24 @@ async fn reviewer_and_decision_refusals() {
 
     for (body, why) in [
         (json!({ "email": "nobody@example.com" }), "unknown person"),
-        (json!({ "email": "ext@partner.org" }), "cannot read the document"),
+        (
+            json!({ "email": "ext@partner.org" }),
+            "cannot read the document",
+        ),
         (json!({ "email": "not an email" }), "malformed email"),
-        (json!({ "email": "bob@example.com", "dueAt": "soon" }), "malformed due date"),
-        (json!({ "email": "bob@example.com", "dueAt": 5 }), "due date not a string"),
+        (
+            json!({ "email": "bob@example.com", "dueAt": "soon" }),
+            "malformed due date",
+        ),
+        (
+            json!({ "email": "bob@example.com", "dueAt": 5 }),
+            "due date not a string",
+        ),
         (json!({}), "no email"),
-        (json!({ "email": "bob@example.com", "extra": 1 }), "unknown field"),
+        (
+            json!({ "email": "bob@example.com", "extra": 1 }),
+            "unknown field",
+        ),
         (json!([]), "not an object"),
     ] {
         let reply = team.ada.post(&reviewers, &body).await;
@@ -278,16 +322,28 @@ async fn reviewer_and_decision_refusals() {
         .await
         .expect_error(403, "forbidden");
     team.ada
-        .post("/api/reviews/rv_missing/reviewers", &json!({ "email": "bob@example.com" }))
+        .post(
+            "/api/reviews/rv_missing/reviewers",
+            &json!({ "email": "bob@example.com" }),
+        )
         .await
         .expect_error(404, "not_found");
 
     for (body, why) in [
         (json!({ "decision": "maybe" }), "unknown decision"),
         (json!({}), "no decision"),
-        (json!({ "decision": "approved", "versionId": "ver_nope" }), "unknown version"),
-        (json!({ "decision": "approved", "body": "x".repeat(20_001) }), "note too long"),
-        (json!({ "decision": "approved", "body": 3 }), "note not a string"),
+        (
+            json!({ "decision": "approved", "versionId": "ver_nope" }),
+            "unknown version",
+        ),
+        (
+            json!({ "decision": "approved", "body": "x".repeat(20_001) }),
+            "note too long",
+        ),
+        (
+            json!({ "decision": "approved", "body": 3 }),
+            "note not a string",
+        ),
         (json!("approved"), "not an object"),
     ] {
         let reply = team.bob.post(&decisions, &body).await;
@@ -334,7 +390,10 @@ async fn a_finalized_review_refuses_discussion_until_reopened() {
     let reopen = format!("/api/reviews/{doc}/reopen");
 
     let open = team.ada.post(&finalize, &json!({})).await;
-    assert_eq!(open.expect_error(409, "open_comments_remain")["openCount"], 1);
+    assert_eq!(
+        open.expect_error(409, "open_comments_remain")["openCount"],
+        1
+    );
     team.bob
         .post(&finalize, &json!({}))
         .await
@@ -350,9 +409,23 @@ async fn a_finalized_review_refuses_discussion_until_reopened() {
         .expect(201);
     let revision = review(&team.ada, &doc).await["commentsRevision"].clone();
 
-    let finalized = team.ada.api().finalize_review(&doc).await.expect("finalize");
-    assert_eq!(finalized.state, docreview_client::api::WorkflowState::Finalized);
-    assert_eq!(finalized.finalized_by.as_ref().map(|u| u.display_name.as_str()), Some("Ada"));
+    let finalized = team
+        .ada
+        .api()
+        .finalize_review(&doc)
+        .await
+        .expect("finalize");
+    assert_eq!(
+        finalized.state,
+        docreview_client::api::WorkflowState::Finalized
+    );
+    assert_eq!(
+        finalized
+            .finalized_by
+            .as_ref()
+            .map(|u| u.display_name.as_str()),
+        Some("Ada")
+    );
     assert!(finalized.finalized_at.is_some());
     team.ada
         .post(&finalize, &json!({}))
@@ -360,13 +433,19 @@ async fn a_finalized_review_refuses_discussion_until_reopened() {
         .expect_error(409, "invalid_transition");
     let read = review(&team.bob, &doc).await;
     assert_eq!(read["workflow"]["state"], "finalized");
-    assert_eq!(read["commentsRevision"], revision, "finalizing is not a comment change");
+    assert_eq!(
+        read["commentsRevision"], revision,
+        "finalizing is not a comment change"
+    );
 
     // Every write to the discussion, every run and every version is refused.
     let thread = format!("/api/reviews/{doc}/comments/{comment_id}/thread");
     let refusals = [
         team.bob
-            .post(&format!("/api/reviews/{doc}/comments"), &json!({ "body": "More?" }))
+            .post(
+                &format!("/api/reviews/{doc}/comments"),
+                &json!({ "body": "More?" }),
+            )
             .await,
         team.bob.post(&thread, &json!({ "body": "More." })).await,
         team.bob.post(&status, &json!({ "status": "open" })).await,
@@ -395,10 +474,10 @@ async fn a_finalized_review_refuses_discussion_until_reopened() {
         .send(
             team.ada
                 .raw("POST", &format!("/api/reviews/{doc}/import-html"))
-                .multipart(
-                    reqwest::multipart::Form::new()
-                        .part("file", crate::support::html_part(SAMPLE_HTML.as_bytes(), "v2.html")),
-                ),
+                .multipart(reqwest::multipart::Form::new().part(
+                    "file",
+                    crate::support::html_part(SAMPLE_HTML.as_bytes(), "v2.html"),
+                )),
         )
         .await;
     version.expect_error(409, "review_finalized");
@@ -406,12 +485,17 @@ async fn a_finalized_review_refuses_discussion_until_reopened() {
 
     // Decisions and reactions are not discussion: they still apply.
     team.bob
-        .post(&format!("/api/reviews/{doc}/decisions"), &json!({ "decision": "approved" }))
+        .post(
+            &format!("/api/reviews/{doc}/decisions"),
+            &json!({ "decision": "approved" }),
+        )
         .await
         .expect(201);
     team.bob
         .put(
-            &format!("/api/reviews/{doc}/comments/{comment_id}/thread/{message_id}/reactions/heart"),
+            &format!(
+                "/api/reviews/{doc}/comments/{comment_id}/thread/{message_id}/reactions/heart"
+            ),
             &json!({}),
         )
         .await
@@ -423,13 +507,31 @@ async fn a_finalized_review_refuses_discussion_until_reopened() {
     assert_eq!(reopened["finalizedAt"], Value::Null);
     assert_eq!(reopened["finalizedBy"], Value::Null);
     comment(&team.bob, &doc, "Reopened, one more thing").await;
-    team.bob.post(&thread, &json!({ "body": "More." })).await.expect(201);
+    team.bob
+        .post(&thread, &json!({ "body": "More." }))
+        .await
+        .expect(201);
     team.server
         .agent()
         .post(&format!("/api/reviews/{doc}/ai-review-runs"), &json!({}))
         .await
         .expect(201);
-    team.ada.add_version(&doc, &SAMPLE_HTML.replace("Second", "2nd")).await;
+    team.ada
+        .add_version(&doc, &SAMPLE_HTML.replace("Second", "2nd"))
+        .await;
+}
+
+/// How many comments of `doc` mentioning the fox are assigned to the caller.
+async fn mine(client: &Client, doc: &str) -> usize {
+    client
+        .get(&format!(
+            "/api/search/comments?q=fox&assignee=me&reviewId={doc}"
+        ))
+        .await
+        .expect(200)["results"]
+        .as_array()
+        .expect("results")
+        .len()
 }
 
 #[tokio::test]
@@ -444,7 +546,10 @@ async fn assignment_and_the_assigned_to_me_filter() {
     let assignee = format!("/api/reviews/{doc}/comments/{comment_id}/assignee");
 
     // Anyone who can read may assign, to someone who can read.
-    let assigned = team.cy.put(&assignee, &json!({ "email": "bob@example.com" })).await;
+    let assigned = team
+        .cy
+        .put(&assignee, &json!({ "email": "bob@example.com" }))
+        .await;
     let assigned = assigned.expect(200).clone();
     assert_eq!(assigned["comment"]["assignee"]["id"], bob_id.as_str());
     assert_eq!(assigned["commentsRevision"], before + 1);
@@ -452,21 +557,8 @@ async fn assignment_and_the_assigned_to_me_filter() {
     assert_eq!(read["comments"][0]["assignee"]["id"], bob_id.as_str());
     assert_eq!(read["commentsRevision"], before + 1);
 
-    let mine = |client: &Client| {
-        let client = client.clone();
-        async move {
-            client
-                .get(&format!("/api/search/comments?q=fox&assignee=me&reviewId={doc}"))
-                .await
-                .expect(200)["results"]
-                .as_array()
-                .expect("results")
-                .len()
-        }
-    };
-    let doc = doc.clone();
-    assert_eq!(mine(&team.bob).await, 1);
-    assert_eq!(mine(&team.cy).await, 0);
+    assert_eq!(mine(&team.bob, &doc).await, 1);
+    assert_eq!(mine(&team.cy, &doc).await, 0);
     team.bob
         .get("/api/search/comments?q=fox&assignee=bob")
         .await
@@ -475,9 +567,15 @@ async fn assignment_and_the_assigned_to_me_filter() {
     for (body, why) in [
         (json!({}), "no email (send null to unassign)"),
         (json!({ "email": "nobody@example.com" }), "unknown person"),
-        (json!({ "email": "ext@partner.org" }), "cannot read the document"),
+        (
+            json!({ "email": "ext@partner.org" }),
+            "cannot read the document",
+        ),
         (json!({ "email": 7 }), "not a string"),
-        (json!({ "email": "bob@example.com", "baseCommentsRevision": "x" }), "bad base"),
+        (
+            json!({ "email": "bob@example.com", "baseCommentsRevision": "x" }),
+            "bad base",
+        ),
     ] {
         let reply = team.ada.put(&assignee, &body).await;
         assert_eq!(reply.status, 400, "{why}: {}", reply.text);
@@ -517,7 +615,7 @@ async fn assignment_and_the_assigned_to_me_filter() {
         .expect("unassign");
     assert!(unassigned.comment.assignee.is_none());
     assert_eq!(unassigned.comments_revision, before + 2);
-    assert_eq!(mine(&team.bob).await, 0);
+    assert_eq!(mine(&team.bob, &doc).await, 0);
 }
 
 #[tokio::test]
@@ -539,9 +637,14 @@ async fn reactions_are_idempotent_live_and_never_raise_the_revision() {
         .to_string();
     let revision = review(&team.ada, &doc).await["commentsRevision"].clone();
     let mut events = team.ada.api().events(&doc).await.expect("events");
-    events.next().await.expect("first").expect("the current state");
+    events
+        .next()
+        .await
+        .expect("first")
+        .expect("the current state");
 
-    let on_comment = |emoji: &str| format!("/api/reviews/{doc}/comments/{comment_id}/reactions/{emoji}");
+    let on_comment =
+        |emoji: &str| format!("/api/reviews/{doc}/comments/{comment_id}/reactions/{emoji}");
     let thumbs = on_comment("%2B1");
     for _ in 0..2 {
         let reacted = team.bob.put(&thumbs, &json!({})).await;
@@ -574,7 +677,10 @@ async fn reactions_are_idempotent_live_and_never_raise_the_revision() {
         .await
         .expect("react");
     assert_eq!(reactions[0].count, 2);
-    team.ada.put(&on_comment("rocket"), &json!({})).await.expect(200);
+    team.ada
+        .put(&on_comment("rocket"), &json!({}))
+        .await
+        .expect(200);
     let after = review(&team.ada, &doc).await;
     assert_eq!(
         after["comments"][0]["reactions"],
@@ -584,11 +690,18 @@ async fn reactions_are_idempotent_live_and_never_raise_the_revision() {
         ])
     );
     let seen_by_cy = review(&team.cy, &doc).await;
-    assert_eq!(seen_by_cy["comments"][0]["reactions"][0]["reactedByMe"], false);
-    assert_eq!(after["commentsRevision"], revision, "reactions are not comment changes");
+    assert_eq!(
+        seen_by_cy["comments"][0]["reactions"][0]["reactedByMe"],
+        false
+    );
+    assert_eq!(
+        after["commentsRevision"], revision,
+        "reactions are not comment changes"
+    );
 
     // On a reply, through its thread path.
-    let on_reply = format!("/api/reviews/{doc}/comments/{comment_id}/thread/{message_id}/reactions/eyes");
+    let on_reply =
+        format!("/api/reviews/{doc}/comments/{comment_id}/thread/{message_id}/reactions/eyes");
     team.cy.put(&on_reply, &json!({})).await.expect(200);
     let read = review(&team.cy, &doc).await;
     assert_eq!(
@@ -687,7 +800,10 @@ async fn requests_decisions_and_assignments_notify() {
     assert_eq!(requested["reviewId"], doc.as_str());
     assert_eq!(requested["actor"]["displayName"], "Ada");
     assert!(
-        requested["excerpt"].as_str().expect("excerpt").contains("2026-12-01"),
+        requested["excerpt"]
+            .as_str()
+            .expect("excerpt")
+            .contains("2026-12-01"),
         "{requested}"
     );
 
@@ -702,7 +818,10 @@ async fn requests_decisions_and_assignments_notify() {
         let decided = wait_for_reason(reader, "decision").await;
         assert_eq!(decided["actor"]["displayName"], "Bob");
         assert!(
-            decided["excerpt"].as_str().expect("excerpt").contains("The fox is slow."),
+            decided["excerpt"]
+                .as_str()
+                .expect("excerpt")
+                .contains("The fox is slow."),
             "{decided}"
         );
     }
@@ -739,5 +858,9 @@ async fn requests_decisions_and_assignments_notify() {
         .iter()
         .filter(|n| n["commentId"] == mention_id)
         .collect();
-    assert_eq!(on_mention.len(), 2, "one per event: the mention and the assignment");
+    assert_eq!(
+        on_mention.len(),
+        2,
+        "one per event: the mention and the assignment"
+    );
 }

@@ -12,8 +12,8 @@ mod projects;
 mod reviews;
 mod runs;
 mod search;
-mod workflow;
 mod webhooks;
+mod workflow;
 
 use axum::Router;
 use axum::extract::Request;
