@@ -59,6 +59,9 @@ pub enum Operation {
     Read,
     /// Start and finish runs, write comments in runs.
     Run,
+    /// Cancel a running run: what an agent does as it finishes, and what a person does to stop
+    /// an agent's run from the web app (DESIGN.md §2 names no class for it; `docs/web.md` says why).
+    StopRun,
     /// Human comments, replies, edits, cancels, re-anchors, resolve and reopen.
     Comment,
     /// Create a document (JSON or HTML upload) or give it a new body.
@@ -89,6 +92,7 @@ impl Operation {
         match self {
             Op::Read => "read",
             Op::Run => "run",
+            Op::StopRun => "stop_run",
             Op::Comment => "comment",
             Op::Deliver => "deliver",
             Op::Manage => "manage",
@@ -107,14 +111,14 @@ impl Operation {
     pub fn accepts_shared(self, kind: SharedKind) -> bool {
         use Operation as Op;
         match kind {
-            SharedKind::Agent => matches!(self, Op::Read | Op::Run | Op::Comment),
+            SharedKind::Agent => matches!(self, Op::Read | Op::Run | Op::StopRun | Op::Comment),
             SharedKind::Import => matches!(self, Op::Read | Op::Deliver),
             SharedKind::Manage => matches!(self, Op::Manage | Op::ReadSharing | Op::ChangeSharing),
         }
     }
 
     /// A person signed in to the web app may do whatever their role allows, except act as an
-    /// agent: runs are for agents' tokens. This departs from DESIGN.md §2's table (which lists
+    /// agent: runs are for agents' tokens (a person may only stop one, [`Operation::StopRun`]). This departs from DESIGN.md §2's table (which lists
     /// cookies for reading, comments and the account only) so the web app can offer every
     /// screen through the same use cases; `docs/web.md` says why.
     pub fn accepts_session(self) -> bool {
@@ -126,7 +130,7 @@ impl Operation {
         use Operation as Op;
         match self {
             Op::Read | Op::ReadSharing | Op::Account | Op::OrgRead => None,
-            Op::Run | Op::Comment | Op::Profile => Some(Scope::Comments),
+            Op::Run | Op::StopRun | Op::Comment | Op::Profile => Some(Scope::Comments),
             Op::Deliver | Op::Manage | Op::LinkProject | Op::Workflow => Some(Scope::Docs),
             Op::ChangeSharing | Op::Grant => Some(Scope::Access),
             Op::OrgWrite => Some(Scope::Org),
@@ -489,6 +493,8 @@ mod tests {
             permit(&session, Operation::Run),
             Err(Error::Forbidden(_))
         ));
+        assert!(permit(&session, Operation::StopRun).is_ok());
+        assert!(permit(&agent, Operation::StopRun).is_ok());
         assert!(require_scope(&session, Scope::Access).is_ok());
         assert!(matches!(
             require_scope(&agent, Scope::Access),

@@ -19,6 +19,17 @@ pub struct VersionText {
     pub block_breaks: Vec<usize>,
     /// The HTML's `<title>`, if it has a non-blank one.
     pub title: Option<String>,
+    /// Where its `<img>` elements take their pictures from (see [`VersionText::unshown_images`]).
+    pub images: Vec<String>,
+}
+
+/// An image of a document that readers will not see, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnshownImage {
+    /// The image's source as written in the HTML.
+    pub src: String,
+    /// On another site (never loaded), else a file that was not uploaded with the HTML.
+    pub elsewhere: bool,
 }
 
 impl VersionText {
@@ -42,7 +53,25 @@ impl VersionText {
             sections,
             block_breaks: extracted.block_breaks,
             title: extracted.title,
+            images: extracted.images,
         }
+    }
+
+    /// The images a reader will not see. A document is one HTML file, shown in a frame whose
+    /// policy loads only images inside it (`img-src 'self' data:`, and nothing of the service's
+    /// own is an image of the document): a path names a file that was never uploaded, and
+    /// another site is never contacted, so that opening a document tells no one who reads it.
+    pub fn unshown_images(&self) -> Vec<UnshownImage> {
+        self.images
+            .iter()
+            .filter(|src| !has_scheme(src, "data"))
+            .map(|src| UnshownImage {
+                src: src.clone(),
+                elsewhere: src.starts_with("//")
+                    || has_scheme(src, "http")
+                    || has_scheme(src, "https"),
+            })
+            .collect()
     }
 
     /// The text full-text search indexes: a space where blocks meet (so `<h2>Scope</h2><p>alpha`
@@ -105,6 +134,13 @@ pub fn source_hash(html: &[u8]) -> String {
     format!("sha256:{}", hex::encode(crate::identity::sha256(html)))
 }
 
+/// Whether the URL `src` starts with `scheme:` (any case, as URL schemes are compared).
+fn has_scheme(src: &str, scheme: &str) -> bool {
+    src.len() > scheme.len()
+        && src.as_bytes()[scheme.len()] == b':'
+        && src[..scheme.len()].eq_ignore_ascii_case(scheme)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +154,41 @@ mod tests {
         cache.insert("c", small());
         assert!(cache.get("a").is_none());
         assert!(cache.get("c").is_some());
+    }
+
+    #[test]
+    fn images_show_only_when_inside_the_file() {
+        let text = VersionText::from_html(
+            "<img src='data:image/png;base64,AA'><img src='DATA:image/gif;base64,AA'>\
+             <img src='img/chart.png'><img src='/logo.svg'><img src='HTTPS://cdn.example/a.png'>\
+             <img src='//cdn.example/b.png'><img src='http://x.example/c.png'><img src='data'>",
+        );
+        let unshown: Vec<String> = text
+            .unshown_images()
+            .into_iter()
+            .map(|image| {
+                format!(
+                    "{} {}",
+                    image.src,
+                    if image.elsewhere {
+                        "elsewhere"
+                    } else {
+                        "missing"
+                    }
+                )
+            })
+            .collect();
+        assert_eq!(
+            unshown,
+            [
+                "img/chart.png missing",
+                "/logo.svg missing",
+                "HTTPS://cdn.example/a.png elsewhere",
+                "//cdn.example/b.png elsewhere",
+                "http://x.example/c.png elsewhere",
+                "data missing",
+            ]
+        );
     }
 
     #[test]

@@ -32,6 +32,10 @@ pub struct DocumentText {
     /// collapsed; `None` when there is none or it is blank.
     #[serde(default)]
     pub title: Option<String>,
+    /// Where the document's `<img>` elements take their pictures from, in document order: the
+    /// `src` attribute, else the first URL of `srcset` (trimmed, as written).
+    #[serde(default)]
+    pub images: Vec<String>,
 }
 
 /// A heading and the section of text it introduces.
@@ -191,6 +195,7 @@ impl Extractor {
             headings: self.headings,
             block_breaks: self.block_breaks,
             title: None,
+            images: Vec::new(),
         }
     }
 }
@@ -203,8 +208,34 @@ pub fn extract(html: &str) -> DocumentText {
     let document = parse_without_scripting(html);
     DocumentText {
         title: title_of(&document),
+        images: images_of(&document),
         ..body_text(&document)
     }
+}
+
+/// The sources of the document's HTML `<img>` elements (see [`DocumentText::images`]).
+fn images_of(document: &scraper::Html) -> Vec<String> {
+    document
+        .root_element()
+        .descendants()
+        .filter_map(scraper::ElementRef::wrap)
+        .filter(|element| {
+            element.value().name() == "img" && &*element.value().name.ns == HTML_NAMESPACE
+        })
+        .filter_map(|image| {
+            let src = image.value().attr("src").map(str::trim).unwrap_or_default();
+            let source = if src.is_empty() {
+                image
+                    .value()
+                    .attr("srcset")
+                    .and_then(|set| set.split_whitespace().next())
+                    .unwrap_or_default()
+            } else {
+                src
+            };
+            (!source.is_empty()).then(|| source.to_string())
+        })
+        .collect()
 }
 
 /// The text of the document's first HTML `<title>` (in tree order, as `document.title` takes
@@ -472,6 +503,19 @@ mod tests {
     }
 
     #[test]
+    fn image_sources_in_document_order() {
+        let doc = extract(
+            "<p><img src=' chart.png '><img srcset='wide.png 2x, narrow.png 1x'>\
+             <img alt='none'><img src='data:image/png;base64,AA'></p>\
+             <svg><img src='not-html.png'></svg>",
+        );
+        assert_eq!(
+            doc.images,
+            ["chart.png", "wide.png", "data:image/png;base64,AA"]
+        );
+    }
+
+    #[test]
     fn empty_and_malformed_input() {
         assert_eq!(
             extract(""),
@@ -480,6 +524,7 @@ mod tests {
                 headings: vec![],
                 block_breaks: vec![],
                 title: None,
+                images: vec![],
             }
         );
         let doc = extract("<div><p>un<b>closed<i>tags</div><h2>after</p>x");

@@ -18,7 +18,7 @@ use crate::model::{
 };
 use crate::outbox::Sink;
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite};
-use crate::texts::{VersionText, source_hash};
+use crate::texts::{UnshownImage, VersionText, source_hash};
 use crate::view::{self, Viewer};
 
 const MAX_TAGS: usize = 32;
@@ -378,6 +378,27 @@ impl Service {
             reviews,
             next_cursor,
         })
+    }
+
+    /// The images of a version its readers will not see (see [`VersionText::unshown_images`]),
+    /// read from the cached text: what the review screen warns about after an upload.
+    pub async fn unshown_images(
+        &self,
+        actor: &Actor,
+        review_id: &str,
+        version_id: &str,
+    ) -> Result<Vec<UnshownImage>> {
+        access::permit(actor, Operation::Read)?;
+        self.visible(actor, review_id).await?;
+        let version = self
+            .store
+            .version(review_id, version_id)
+            .await?
+            .ok_or(Error::NotFound("version"))?;
+        let text = self
+            .version_text(review_id, &version.id, &version.source_hash)
+            .await?;
+        Ok(text.unshown_images())
     }
 
     pub async fn dom_context(

@@ -190,7 +190,13 @@ impl Service {
         run_id: &str,
         input: FinishRun,
     ) -> Result<RunView> {
-        access::permit(actor, Operation::Run)?;
+        // Cancelling is the one finish a person may make (from the web app's Runs menu).
+        let operation = if input.status == RunStatus::Cancelled {
+            Operation::StopRun
+        } else {
+            Operation::Run
+        };
+        access::permit(actor, operation)?;
         if input.status == RunStatus::Running {
             return Err(Error::invalid(
                 "status must be completed, failed or cancelled",

@@ -41,6 +41,8 @@ pub struct MessagePage {
     pub layout: Layout,
     pub heading: String,
     pub message: String,
+    /// The id of the request refused, which finds its log lines when a person reports it.
+    pub request_id: Option<String>,
 }
 
 #[derive(Template)]
@@ -48,23 +50,30 @@ pub struct MessagePage {
 struct Toast<'a> {
     message: &'a str,
     sign_in: Option<&'a str>,
+    request_id: Option<String>,
 }
 
-/// A full page with a heading and one paragraph.
+/// A full page with a heading, one paragraph and the request's id.
 pub fn message_page(status: StatusCode, heading: &str, message: &str) -> Response {
     let page = MessagePage {
         layout: Layout::anonymous(heading, Nav::None),
         heading: heading.to_string(),
         message: message.to_string(),
+        request_id: crate::middleware::current_request_id(),
     };
     (status, page).into_response()
 }
 
-/// A notice for an htmx request, placed into the page's toast area whatever the request's target.
+/// A notice for an htmx request, placed into the page's toast area whatever the request's target,
+/// with the request's id.
 pub fn toast(status: StatusCode, message: &str, sign_in: Option<&str>) -> Response {
-    let html = Toast { message, sign_in }
-        .render()
-        .unwrap_or_else(|_| String::new());
+    let html = Toast {
+        message,
+        sign_in,
+        request_id: crate::middleware::current_request_id(),
+    }
+    .render()
+    .unwrap_or_else(|_| String::new());
     let mut response = (status, axum::response::Html(html)).into_response();
     let headers = response.headers_mut();
     headers.insert("hx-retarget", HeaderValue::from_static("#toasts"));

@@ -37,12 +37,18 @@ pub fn router() -> Router<AppState> {
 
 /// What the page shows: a version (the latest by default) and filters on the comments. The
 /// same words travel in the page's URL, so a panel refresh reads them from `HX-Current-URL`.
+/// Without a `status`, the panel shows the open threads (`status=all` shows every one).
 #[derive(Debug, Default, Clone, Deserialize)]
 pub struct ScreenQuery {
     pub version: Option<String>,
     pub status: Option<String>,
     pub category: Option<String>,
     pub author: Option<String>,
+    /// Threads the page already holds: the status filter does not take them away, so a thread
+    /// resolved on screen stays there, folded to one line, until the filters change or the page
+    /// is loaded again (Reopen stays one click away).
+    #[serde(skip)]
+    pub held: HashSet<String>,
 }
 
 impl ScreenQuery {
@@ -56,12 +62,52 @@ impl ScreenQuery {
             .unwrap_or_default()
     }
 
+    /// The review screen's address with this version and these filters (those not set left out).
+    pub fn page_url(&self, review_id: &str) -> String {
+        let words = [
+            ("version", &self.version),
+            ("status", &self.status),
+            ("category", &self.category),
+            ("author", &self.author),
+        ];
+        let set: Vec<(&str, &str)> = words
+            .iter()
+            .filter_map(|(name, value)| {
+                value
+                    .as_deref()
+                    .filter(|v| !v.is_empty())
+                    .map(|value| (*name, value))
+            })
+            .collect();
+        let query = serde_urlencoded::to_string(set).unwrap_or_default();
+        if query.is_empty() {
+            format!("/reviews/{review_id}")
+        } else {
+            format!("/reviews/{review_id}?{query}")
+        }
+    }
+
+    /// The status the panel shows: `open` (the default), `closed` or `all`.
+    pub fn status_shown(&self) -> &'static str {
+        match self.status.as_deref() {
+            None | Some("open") => "open",
+            Some("closed") => "closed",
+            Some(_) => "all",
+        }
+    }
+
+    /// The same query holding the threads `ids` (see [`ScreenQuery::held`]).
+    pub fn holding<'a>(mut self, ids: impl IntoIterator<Item = &'a str>) -> ScreenQuery {
+        self.held.extend(ids.into_iter().map(str::to_string));
+        self
+    }
+
     fn keeps(&self, comment: &CommentView) -> bool {
-        let status_ok = match self.status.as_deref() {
-            Some("open") => comment.status == CommentStatus::Open,
-            Some("closed") => comment.status == CommentStatus::Closed,
+        let status_ok = match self.status_shown() {
+            "open" => comment.status == CommentStatus::Open,
+            "closed" => comment.status == CommentStatus::Closed,
             _ => true,
-        };
+        } || self.held.contains(&comment.id);
         let category_ok = match self.category.as_deref().filter(|c| !c.is_empty()) {
             Some(category) => comment.category.as_str() == category,
             None => true,
@@ -73,20 +119,18 @@ impl ScreenQuery {
         status_ok && category_ok && author_ok
     }
 
-    fn is_filtered(&self) -> bool {
-        self.status
-            .as_deref()
-            .is_some_and(|s| s == "open" || s == "closed")
-            || self.category.as_deref().is_some_and(|c| !c.is_empty())
-            || self.author.as_deref().is_some_and(|a| !a.is_empty())
+    /// Whether the request names a version or a filter itself (else it is the page's).
+    fn names_anything(&self) -> bool {
+        self.version.is_some()
+            || self.status.is_some()
+            || self.category.is_some()
+            || self.author.is_some()
     }
 }
 
 /// One comment thread as the panel shows it.
 pub struct Thread {
     pub comment: CommentView,
-    /// Written by the person looking.
-    pub own: bool,
     /// Where the thread sits in document order (code points; sections at their start).
     pub order: usize,
     /// The heading text of a section-level comment's section.
@@ -224,6 +268,8 @@ pub struct Panel {
     pub shown: usize,
     pub runs: Vec<RunView>,
     pub offer: Option<Offer>,
+    /// The person looking (what they wrote, they may edit).
+    pub viewer_id: String,
     /// The service's clock when the panel was made (for the undo windows it shows).
     pub now: Millis,
     /// Set when only part of the panel is rendered (an update), else the whole panel.
@@ -255,11 +301,33 @@ impl Panel {
         value.map(String::as_str).unwrap_or_default() == option
     }
 
+    /// The page with every thread of its version shown (what "Clear filters" opens).
+    pub fn clear_filters_url(&self) -> String {
+        ScreenQuery {
+            version: self.query.version.clone(),
+            status: Some("all".into()),
+            ..ScreenQuery::default()
+        }
+        .page_url(&self.review_id)
+    }
+
+    /// Whether the person looking wrote what `author_id` wrote (they may edit it).
+    pub fn owns(&self, author_id: &str) -> bool {
+        author_id == self.viewer_id
+    }
+
     /// The offer (a refused write's text, re-offered) for this thread and kind of form.
     pub fn offer_for(&self, comment_id: &str, kind: &str) -> Option<&Offer> {
+        self.offer.as_ref().filter(|offer| {
+            offer.comment_id == comment_id && offer.kind == kind && offer.message_id.is_none()
+        })
+    }
+
+    /// The offer for the edit form of the reply `message_id`.
+    pub fn offer_for_reply(&self, message_id: &str) -> Option<&Offer> {
         self.offer
             .as_ref()
-            .filter(|offer| offer.comment_id == comment_id && offer.kind == kind)
+            .filter(|offer| offer.message_id.as_deref() == Some(message_id))
     }
 
     /// When the undo window of an item written at `created_ts` ends (milliseconds).
@@ -345,7 +413,6 @@ pub async fn build_panel(
             .or(section.map(|s| s.start))
             .unwrap_or(0);
         let thread = Thread {
-            own: comment.author.id == actor.id(),
             order,
             section_text: section.map(|s| s.text.clone()),
             stamp: threads::stamp_of(&comment),
@@ -395,6 +462,7 @@ pub async fn build_panel(
         shown,
         runs: review.ai_review_runs.clone(),
         offer,
+        viewer_id: actor.id().to_string(),
         now: state.service.now(),
         update: None,
     })
@@ -534,7 +602,7 @@ impl Panel {
 
 /// The query of the request, or else of the page it was made from.
 fn query_of(query: ScreenQuery, headers: &HeaderMap) -> ScreenQuery {
-    if query.version.is_some() || query.is_filtered() {
+    if query.names_anything() {
         query
     } else {
         ScreenQuery::of_current_page(headers)
@@ -564,7 +632,7 @@ async fn one(
     Path((review_id, comment_id)): Path<(String, String)>,
 ) -> Result<Response, WebError> {
     let htmx = is_htmx(&headers);
-    let query = ScreenQuery::of_current_page(&headers);
+    let query = ScreenQuery::of_current_page(&headers).holding([comment_id.as_str()]);
     load_panel(&state, &signed_in, &review_id, query, None, htmx)
         .await?
         .update_of(&[comment_id.as_str()], false)
@@ -601,7 +669,7 @@ async fn some(
             htmx,
         ));
     }
-    let screen = ScreenQuery::of_current_page(&headers);
+    let screen = ScreenQuery::of_current_page(&headers).holding(ids.iter().copied());
     load_panel(&state, &signed_in, &review_id, screen, None, htmx)
         .await?
         .update_of(&ids, false)
@@ -630,7 +698,7 @@ async fn sync(
         .split_whitespace()
         .map(|item| item.split_once(':').unwrap_or((item, "")))
         .collect();
-    let query = ScreenQuery::of_current_page(&headers);
+    let query = ScreenQuery::of_current_page(&headers).holding(seen.keys().copied());
     let panel = load_panel(&state, &signed_in, &review_id, query, None, htmx).await?;
     let shown: HashSet<&str> = panel.threads().map(|t| t.comment.id.as_str()).collect();
     let removed = seen

@@ -6,7 +6,7 @@
 //! ([`Policy::DocumentView`]): the page can reach its DOM to draw highlights; its scripts never
 //! run, also when the URL is opened directly.
 
-use docreview_api::{ReviewView, RunView, VersionView};
+use docreview_api::{FinishRun, ReviewView, RunView, VersionView};
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -14,14 +14,14 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use docreview_core::model::{RunStatus, Section};
 use docreview_core::service::{TextChange, TextChangeKind, VersionCounts};
 
 use crate::AppState;
 use crate::headers::Policy;
 use crate::web::error::WebError;
-use crate::web::extract::{SignedIn, is_htmx};
+use crate::web::extract::{CsrfForm, SignedIn, is_htmx};
 use crate::web::layout::{Layout, Nav};
 use crate::web::panel::{self, Panel, ScreenQuery, build_panel, chosen_version};
 use crate::web::settings::Offered;
@@ -39,6 +39,10 @@ pub fn router() -> Router<AppState> {
             "/reviews/{review_id}/versions/{version_id}/changes",
             get(changes),
         )
+        .route(
+            "/reviews/{review_id}/runs/{run_id}/cancel",
+            post(cancel_run),
+        )
         .merge(threads::router())
         .merge(panel::router())
 }
@@ -53,15 +57,48 @@ struct ReviewPage {
     previous_label: Option<String>,
     sections: Vec<Section>,
     panel: Panel,
+    runs: RunsMenu,
+    images: ImagesNotice,
     /// What the Settings and Share dialogs offer the caller.
     manage: Offered,
+}
+
+/// The images of the version shown that its readers will not see, said once above the document
+/// with what to do (`docs/web.md`, "Images").
+struct ImagesNotice {
+    /// Paths to files that were not uploaded with the HTML.
+    missing: Vec<String>,
+    /// Pictures on other sites.
+    elsewhere: Vec<String>,
+}
+
+impl ImagesNotice {
+    fn of(images: Vec<docreview_core::texts::UnshownImage>) -> ImagesNotice {
+        let (elsewhere, missing) = images.into_iter().partition::<Vec<_>, _>(|i| i.elsewhere);
+        ImagesNotice {
+            missing: missing.into_iter().map(|i| i.src).collect(),
+            elsewhere: elsewhere.into_iter().map(|i| i.src).collect(),
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.missing.len() + self.elsewhere.len()
+    }
+}
+
+/// The Runs menu: each run with its state, and "Cancel run" on a running one.
+#[derive(Template)]
+#[template(path = "review/runs_menu.html")]
+struct RunsMenu {
+    review_id: String,
+    runs: Vec<RunView>,
 }
 
 #[allow(
     clippy::unused_self,
     reason = "called by the askama template as a method of its context"
 )]
-impl ReviewPage {
+impl RunsMenu {
     fn run_state(&self, run: &RunView) -> &'static str {
         match run.status {
             RunStatus::Running => "running",
@@ -109,6 +146,13 @@ async fn page(
         None,
     )
     .await?;
+    let images = ImagesNotice::of(
+        state
+            .service
+            .unshown_images(&signed_in.actor, &review_id, &version.version_id)
+            .await
+            .map_err(core)?,
+    );
     let previous_label = index
         .checked_sub(1)
         .map(|at| review.source.versions[at].label.clone());
@@ -117,6 +161,11 @@ async fn page(
             .with_body_class("review-screen"),
         manage: Offered::of(&signed_in.actor, review.role),
         version_number: index + 1,
+        images,
+        runs: RunsMenu {
+            review_id: review.review_id.clone(),
+            runs: review.ai_review_runs.clone(),
+        },
         previous_label,
         version,
         sections,
@@ -153,6 +202,18 @@ struct VersionsFragment {
     current: String,
     rows: Vec<(VersionView, VersionCounts)>,
     latest: String,
+    /// The page's filters, which a version's link keeps.
+    query: ScreenQuery,
+}
+
+impl VersionsFragment {
+    fn version_url(&self, version_id: &str) -> String {
+        ScreenQuery {
+            version: (version_id != self.latest).then(|| version_id.to_string()),
+            ..self.query.clone()
+        }
+        .page_url(&self.review_id)
+    }
 }
 
 /// The versions with how many comments each holds exactly, approximately or not at all.
@@ -191,6 +252,7 @@ async fn versions(
         current,
         rows,
         latest: review.latest_version_id,
+        query,
     }
     .render()
     .map_err(|error| WebError::core(docreview_core::Error::Internal(Box::new(error)), htmx))?;
@@ -253,5 +315,40 @@ async fn changes(
     }
     .render()
     .map_err(|error| WebError::core(docreview_core::Error::Internal(Box::new(error)), htmx))?;
+    Ok(axum::response::Html(html).into_response())
+}
+
+/// Cancels a running run from the Runs menu (the core decides who may); answers the menu as it
+/// now stands. Its draft comments leave the panel through the live update every change brings.
+async fn cancel_run(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    headers: HeaderMap,
+    Path((review_id, run_id)): Path<(String, String)>,
+    CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
+) -> Result<Response, WebError> {
+    let htmx = is_htmx(&headers);
+    let core = |error| WebError::core(error, htmx);
+    let cancel = FinishRun {
+        status: RunStatus::Cancelled,
+        summary: None,
+        base_comments_revision: None,
+    };
+    state
+        .service
+        .finish_run(&signed_in.actor, &review_id, &run_id, cancel)
+        .await
+        .map_err(core)?;
+    let review = state
+        .service
+        .get_review(&signed_in.actor, &review_id, false)
+        .await
+        .map_err(core)?;
+    let html = RunsMenu {
+        review_id,
+        runs: review.ai_review_runs,
+    }
+    .render()
+    .map_err(|error| core(docreview_core::Error::Internal(Box::new(error))))?;
     Ok(axum::response::Html(html).into_response())
 }

@@ -62,6 +62,8 @@ pub struct Offer {
     pub comment_id: String,
     /// `reply`, `edit`, `status` or `cancel`.
     pub kind: &'static str,
+    /// The reply it was for (an edit of a reply), else the comment itself.
+    pub message_id: Option<String>,
     pub text: String,
     pub notice: String,
 }
@@ -113,7 +115,7 @@ impl Context {
             &self.state,
             &self.signed_in,
             &self.review_id,
-            self.query,
+            self.query.holding([comment_id]),
             None,
             self.htmx,
         )
@@ -129,7 +131,7 @@ impl Context {
             &self.state,
             &self.signed_in,
             &self.review_id,
-            self.query,
+            self.query.holding([comment_id.as_str()]),
             Some(offer),
             self.htmx,
         )
@@ -294,6 +296,7 @@ async fn create(
             let mut response = context
                 .reoffer_whole(Offer {
                     comment_id: String::new(),
+                    message_id: None,
                     kind: "composer",
                     text: form.body,
                     notice: String::new(),
@@ -345,6 +348,7 @@ async fn reply(
             return context
                 .reoffer(Offer {
                     comment_id,
+                    message_id: None,
                     kind: "reply",
                     text: form.body,
                     notice: "This thread changed while you wrote. Read what is new, then send \
@@ -398,6 +402,7 @@ async fn status(
             return context
                 .reoffer(Offer {
                     comment_id,
+                    message_id: None,
                     kind: "status",
                     text: String::new(),
                     notice: format!(
@@ -419,6 +424,7 @@ async fn status(
             context
                 .reoffer(Offer {
                     comment_id,
+                    message_id: None,
                     kind: "status",
                     text: String::new(),
                     notice: format!("Someone else already made this thread {word}."),
@@ -454,6 +460,7 @@ async fn edit(
             return context
                 .reoffer(Offer {
                     comment_id,
+                    message_id: None,
                     kind: "edit",
                     text: form.body,
                     notice: "This thread changed while you edited. Check it, then save your \
@@ -489,6 +496,7 @@ async fn cancel(
     context.answer(&comment_id).await
 }
 
+/// An edit of one's own reply, guarded like an edit of the comment (see [`Context::guarded`]).
 async fn edit_reply(
     State(state): State<AppState>,
     signed_in: SignedIn,
@@ -497,22 +505,38 @@ async fn edit_reply(
     CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
     let context = Context::new(state, signed_in, &headers, review_id);
-    let edit = TextEdit {
-        body: form.body,
-        base_comments_revision: None,
+    let write = |base| TextEdit {
+        body: form.body.clone(),
+        base_comments_revision: base,
     };
-    context
-        .state
-        .service
-        .edit_reply(
-            &context.signed_in.actor,
-            &context.review_id,
-            &comment_id,
-            &message_id,
-            edit,
-        )
-        .await
-        .map_err(|error| context.core(error))?;
+    let service = &context.state.service;
+    let actor = &context.signed_in.actor;
+    let (review_id, comment, message, write) = (
+        &context.review_id,
+        comment_id.as_str(),
+        message_id.as_str(),
+        &write,
+    );
+    let edit = move |base| service.edit_reply(actor, review_id, comment, message, write(base));
+    match context
+        .guarded(&comment_id, form.base, &form.seen, edit)
+        .await?
+    {
+        Guarded::Written(outcome) => outcome.map_err(|error| context.core(error))?,
+        Guarded::ThreadChanged => {
+            return context
+                .reoffer(Offer {
+                    comment_id,
+                    kind: "edit",
+                    message_id: Some(message_id),
+                    text: form.body,
+                    notice: "This thread changed while you edited. Check it, then save your \
+                             edit again."
+                        .into(),
+                })
+                .await;
+        }
+    };
     context.answer(&comment_id).await
 }
 

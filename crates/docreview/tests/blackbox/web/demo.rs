@@ -72,6 +72,30 @@ async fn a_new_user_reviews_the_demo_document_and_compares_versions() {
         .fill_sign_in("ada@example.com", "demo-password")
         .await;
     assert_eq!(browser.path().await, demo.review_path);
+    // The open threads show first; all of them, resolved too, with the Status filter.
+    browser
+        .wait_for(
+            "document.getElementById('review')?.classList.contains('frame-ready')",
+            "the review screen",
+        )
+        .await;
+    assert!(
+        browser.text("#panel-count").await.contains(" of "),
+        "the count says some threads are not shown"
+    );
+    browser
+        .run(
+            "const status = document.getElementById('filter-status'); status.value = 'all'; \
+             status.dispatchEvent(new Event('change', { bubbles: true }));",
+            vec![],
+        )
+        .await;
+    browser
+        .wait_for(
+            "document.querySelector('#panel .thread.is-closed')",
+            "the resolved threads",
+        )
+        .await;
     let drawn = browser
         .wait_for(
             "Number(document.getElementById('review').dataset.highlights) >= 5 && document.getElementById('review').dataset.highlights",
@@ -222,7 +246,9 @@ async fn a_new_user_reviews_the_demo_document_and_compares_versions() {
     browser.quit().await;
 
     let phone = Browser::open_at(&demo.base, NARROW).await;
-    phone.goto(&demo.review_path).await;
+    phone
+        .goto(&format!("{}?status=all", demo.review_path))
+        .await;
     phone.fill_sign_in("ada@example.com", "demo-password").await;
     phone
         .wait_for(

@@ -22,7 +22,11 @@
 import { csrfToken, localizeTimes, showToast } from "../app.js";
 import { restoreDrafts } from "../drafts.js";
 
-/** @typedef {{ whole: boolean, changed: string[], removed: string[] }} Applied */
+/**
+ * What an update changed: `added` are the threads the page did not hold before, `live` whether
+ * it came from a change made elsewhere (the events stream).
+ * @typedef {{ whole: boolean, changed: string[], added: string[], removed: string[], live: boolean }} Applied
+ */
 
 /** @type {(applied: Applied) => void} */
 let onApplied = () => {};
@@ -76,9 +80,10 @@ export function isUpdate(html) {
  * Puts an update (or a whole panel) in place. Returns what changed, or null when nothing
  * applied (not an update, or older than what the page shows).
  * @param {string} html
+ * @param {boolean} [live] whether it brings a change made elsewhere
  * @returns {Applied | null}
  */
-export function apply(html) {
+export function apply(html, live = false) {
   const current = panel();
   if (!current) return null;
   const template = document.createElement("template");
@@ -88,7 +93,7 @@ export function apply(html) {
   if (root.id === "panel") {
     current.replaceWith(root);
     prepare(root);
-    const applied = { whole: true, changed: [], removed: [] };
+    const applied = { whole: true, changed: [], added: [], removed: [], live };
     onApplied(applied);
     return applied;
   }
@@ -96,7 +101,7 @@ export function apply(html) {
   // An answer made before what the page already shows would put older threads back.
   if (Number(root.dataset.revision) < Number(current.dataset.revision)) return null;
   /** @type {Applied} */
-  const applied = { whole: false, changed: [], removed: [] };
+  const applied = { whole: false, changed: [], added: [], removed: [], live };
   for (const node of Array.from(root.children)) {
     if (!(node instanceof HTMLElement)) continue;
     if (node.matches("article.thread")) {
@@ -113,6 +118,7 @@ export function apply(html) {
         old.replaceWith(node);
         if (focused) node.focus({ preventScroll: true });
       } else {
+        if (!old) applied.added.push(id);
         old?.remove();
         insertInOrder(current, node);
       }
@@ -212,7 +218,7 @@ export async function sync() {
         `/reviews/${encodeURIComponent(reviewId())}/threads/sync`,
         new URLSearchParams({ seen }),
       );
-      if (html) apply(html);
+      if (html) apply(html, true);
     } while (syncAgain);
   } finally {
     syncing = false;

@@ -380,6 +380,8 @@ column.addEventListener("click", (event) => {
     const kind = action.dataset.action;
     if (kind === "reply" && thread) return openForm(thread, ".reply-form");
     if (kind === "edit" && thread) return openForm(thread, ".edit-form");
+    // A reply's Edit opens the form inside that reply.
+    if (kind === "edit-reply" && thread) return openForm(thread, ".edit-form", action.closest(".reply") ?? thread);
     if (kind === "close-form") {
       const form = action.closest("form");
       if (form) closeForm(form);
@@ -387,6 +389,14 @@ column.addEventListener("click", (event) => {
     }
     if (kind === "close-composer") return closeComposer(true);
     if (kind === "expand" && thread) return setExpanded(thread, !thread.classList.contains("is-expanded"));
+  }
+  // "Clear filters" shows every thread without reloading the document.
+  const clear = target.closest("[data-clear-filters]");
+  if (clear instanceof HTMLAnchorElement) {
+    event.preventDefault();
+    history.replaceState(null, "", clear.href);
+    refresh();
+    return;
   }
   // A resolved thread shows one line until it is opened.
   if (thread && isCollapsed(thread) && !target.closest("a, form, input, textarea, select")) {
@@ -414,9 +424,9 @@ function setExpanded(thread, expanded) {
   scheduleLayout();
 }
 
-function openForm(thread, selector) {
+function openForm(thread, selector, scope = thread) {
   if (isCollapsed(thread)) setExpanded(thread, true);
-  const form = thread.querySelector(selector);
+  const form = scope.querySelector(selector);
   if (!(form instanceof HTMLFormElement)) return;
   form.hidden = false;
   activate(thread.dataset.comment ?? "", { focusCard: false });
@@ -536,7 +546,7 @@ afterApply(afterPanelChange);
 /** Cards change height (times localized, forms opened, fonts loaded): place them again. */
 const cardSizes = new ResizeObserver(() => scheduleLayout());
 
-/** @param {{ whole: boolean, changed: string[], removed: string[] }} applied */
+/** @param {import("./panel.js").Applied} applied */
 function afterPanelChange(applied) {
   const current = panel();
   if (!current) return;
@@ -560,10 +570,12 @@ function afterPanelChange(applied) {
   // stays where they are).
   if (applied.whole && activeId && document.getElementById(`thread-${activeId}`)) activate(activeId, { scrollDocument: false, focusCard: false });
   announceRuns();
+  if (applied.live) noticeArrivals(applied.added);
+  watchArrivals();
   const offer = current.querySelector(".thread [data-reopen]");
   if (offer instanceof HTMLElement) {
-    const thread = offer.closest(".thread");
-    const form = thread?.querySelector(".edit-form");
+    // The refused edit's form: a reply's, or else the comment's.
+    const form = offer.closest(".reply, .thread")?.querySelector(".edit-form");
     const field = form?.querySelector("textarea");
     if (form instanceof HTMLFormElement && field) {
       form.hidden = false;
@@ -603,6 +615,64 @@ function announceRuns() {
   runsBefore = now;
 }
 
+
+// ---------------------------------------------------------------------------------------
+// A discreet cue for comments from elsewhere that arrive out of view: "2 new comments", which
+// goes to the first of them; one seen on screen stops counting.
+
+const arrivalsCue = /** @type {HTMLButtonElement} */ (document.getElementById("new-comments"));
+/** Threads that arrived out of view and were not seen yet, in arrival order. */
+let arrivals = /** @type {string[]} */ ([]);
+
+const arrivalsSeen = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    if (entry.isIntersecting) forgetArrival(/** @type {HTMLElement} */ (entry.target).dataset.comment ?? "");
+  }
+});
+
+/** Whether a card is on screen (on a phone, in the open drawer). */
+function inView(card) {
+  if (narrow.matches && !root.classList.contains("drawer-open")) return false;
+  const rect = card.getBoundingClientRect();
+  return rect.bottom > 0 && rect.top < window.innerHeight && rect.height > 0;
+}
+
+/** @param {string[]} ids threads new to the page, from a change made elsewhere */
+function noticeArrivals(ids) {
+  // Cards go beside their passages when the layout runs: place them before looking.
+  if (ids.length > 0) layout();
+  for (const id of ids) {
+    const card = document.getElementById(`thread-${id}`);
+    if (card && !inView(card) && !arrivals.includes(id)) arrivals.push(id);
+  }
+  showArrivals();
+}
+
+/** Watches the cards of the arrivals (a card replaced by an update is a new element). */
+function watchArrivals() {
+  arrivalsSeen.disconnect();
+  arrivals = arrivals.filter((id) => document.getElementById(`thread-${id}`));
+  for (const id of arrivals) arrivalsSeen.observe(/** @type {HTMLElement} */ (document.getElementById(`thread-${id}`)));
+  showArrivals();
+}
+
+function forgetArrival(id) {
+  arrivals = arrivals.filter((other) => other !== id);
+  showArrivals();
+}
+
+function showArrivals() {
+  arrivalsCue.hidden = arrivals.length === 0;
+  arrivalsCue.textContent = arrivals.length === 1 ? "1 new comment" : `${arrivals.length} new comments`;
+}
+
+arrivalsCue.addEventListener("click", () => {
+  const [first] = arrivals;
+  if (!first) return;
+  forgetArrival(first);
+  if (narrow.matches) openDrawer(false);
+  activate(first);
+});
 
 // ---------------------------------------------------------------------------------------
 // The composer: a new comment on a passage, a section or the whole document.
