@@ -31,6 +31,9 @@ pub struct ErrorBody {
     /// named, else the closest passages, each a locator that anchors to exactly that passage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidates: Option<Vec<crate::views::QuoteCandidate>>,
+    /// On 409 `open_comments_remain`: how many comments are still open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_count: Option<i64>,
     /// On 5xx: the request's id (also in `x-request-id`), to find it in the server's log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,

@@ -9,8 +9,11 @@ pub enum EventKind {
     Comments,
     /// A version was added or replaced.
     Version,
-    /// The document's own fields changed (title, tags, sharing), or a run started.
+    /// The document's own fields changed (title, tags, sharing, reviewers, decisions,
+    /// finalized), or a run started.
     Review,
+    /// A reaction was added to or taken from a comment or reply (no revision moves).
+    Reactions,
 }
 
 impl EventKind {
@@ -19,6 +22,7 @@ impl EventKind {
             EventKind::Comments => "comments",
             EventKind::Version => "version",
             EventKind::Review => "review",
+            EventKind::Reactions => "reactions",
         }
     }
 }

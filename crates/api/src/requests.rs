@@ -377,6 +377,8 @@ pub struct CommentSearchQuery {
     pub status: Option<CommentStatus>,
     pub category: Option<Category>,
     pub review_id: Option<String>,
+    /// `me`: only threads assigned to the caller.
+    pub assignee: Option<String>,
     /// How many to return, 1 to 200.
     #[param(minimum = 1, maximum = 200)]
     pub limit: Option<usize>,
@@ -459,4 +461,43 @@ pub struct NotificationsRead {
 pub struct NotificationSettings {
     /// `instant` (a mail each), `daily` (one digest a day) or `off`.
     pub email: EmailFrequency,
+}
+
+/// `POST /api/reviews/{id}/reviewers`: ask someone who can read the document to review it.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewReviewer {
+    pub email: String,
+    /// When the review is due: an RFC 3339 time, or a date (`2026-12-01`, the end of that day
+    /// in UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_at: Option<String>,
+}
+
+/// `POST /api/reviews/{id}/decisions`: the caller's verdict, replacing their earlier one.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewDecision {
+    pub decision: crate::words::DecisionKind,
+    /// The version decided on; the latest when omitted (another gives 409
+    /// `stale_target_version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_id: Option<String>,
+    /// A note with the decision (at most 20,000 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 20000)]
+    pub body: Option<String>,
+}
+
+/// `PUT …/comments/{commentId}/assignee`: who the thread is handed to; `null` unassigns.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AssigneeChange {
+    /// The assignee's email, or `null` for nobody. Required (send `null` to unassign).
+    #[serde(deserialize_with = "crate::schema::present")]
+    #[schema(required = true)]
+    pub email: Option<String>,
+    #[serde(default, deserialize_with = "crate::schema::whole::optional")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_comments_revision: Option<i64>,
 }

@@ -140,3 +140,13 @@ pub mod whole {
             .transpose()
     }
 }
+
+/// A field that must be sent but may be `null` (serde treats a missing `Option` field as `None`
+/// unless it is read through a function like this one).
+pub fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d)
+}

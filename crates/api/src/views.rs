@@ -27,6 +27,83 @@ pub struct ReviewView {
     pub latest_version_id: String,
     #[serde(rename = "_project", skip_serializing_if = "Option::is_none")]
     pub project: Option<ProjectLinkView>,
+    /// The review workflow: reviewers, decisions, outcome, finalized or not (DESIGN.md §8.4).
+    pub workflow: WorkflowView,
+}
+
+/// A document's review workflow (DESIGN.md §8.4).
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Workflow)]
+pub struct WorkflowView {
+    pub state: WorkflowState,
+    /// Over the decisions that are not stale: `changes_requested` if any, else
+    /// `approved_with_changes` if any, else `approved` if every requested reviewer approved
+    /// (or, with none requested, at least one approval), else `not_relevant` if all are, else
+    /// `pending`.
+    pub outcome: Outcome,
+    /// The people asked to review, in the order they were asked.
+    pub reviewers: Vec<ReviewerView>,
+    /// Each person's current decision (a newer one replaces their older), oldest first.
+    pub decisions: Vec<DecisionView>,
+    pub finalized_at: Option<String>,
+    pub finalized_by: Option<User>,
+}
+
+/// Someone asked to review a document.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Reviewer)]
+pub struct ReviewerView {
+    pub user: User,
+    pub requested_at: String,
+    pub due_at: Option<String>,
+    /// Their current decision, if they made one (stale or not).
+    pub decision: Option<DecisionView>,
+}
+
+/// A person's verdict on a document, made on one version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Decision)]
+pub struct DecisionView {
+    pub id: String,
+    pub user: User,
+    pub decision: DecisionKind,
+    pub version_id: String,
+    pub body: Option<String>,
+    pub created_at: String,
+    /// Made on a version that is no longer the latest: it no longer counts for the outcome.
+    pub stale: bool,
+}
+
+/// One emoji's reactions on a comment or reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Reaction)]
+pub struct ReactionView {
+    pub emoji: Emoji,
+    pub count: i64,
+    pub reacted_by_me: bool,
+}
+
+/// `{ "workflow": Workflow }`, the answer to a change of reviewers, finalizing or reopening.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct WorkflowBody {
+    pub workflow: WorkflowView,
+}
+
+/// `{ "decision": Decision, "workflow": Workflow }`, the answer to a decision.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct DecisionWritten {
+    pub decision: DecisionView,
+    pub workflow: WorkflowView,
+}
+
+/// `{ "reactions": [Reaction] }`: a comment's or reply's reactions after a change.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ReactionsBody {
+    pub reactions: Vec<ReactionView>,
 }
 
 /// `_project`: the project a document is linked to, with the caller's role in it.
@@ -94,6 +171,12 @@ pub struct CommentView {
     /// reply written, edited or cancelled). Sent back as `baseThreadRevision`, a write is
     /// refused (409 `thread revision conflict`) only when this thread changed meanwhile.
     pub thread_revision: i64,
+    /// Who the thread is handed to, if anyone.
+    #[serde(default)]
+    pub assignee: Option<User>,
+    /// Reactions, one entry per emoji that has any, in the order of `Emoji`.
+    #[serde(default)]
+    pub reactions: Vec<ReactionView>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
@@ -114,6 +197,9 @@ pub struct MessageView {
     /// The people the body mentions (`@handle`), resolved when it was written.
     #[serde(default)]
     pub mentions: Vec<Mention>,
+    /// Reactions, one entry per emoji that has any, in the order of `Emoji`.
+    #[serde(default)]
+    pub reactions: Vec<ReactionView>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]

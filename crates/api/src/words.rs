@@ -176,6 +176,8 @@ word_enum!(
         CommentEdited => "comment.edited",
         RunCompleted => "run.completed",
         Ping => "ping",
+        ReviewDecision => "review.decision",
+        ReviewFinalized => "review.finalized",
     }
 );
 word_enum!(
@@ -183,6 +185,9 @@ word_enum!(
     /// gives a person, the earliest in this list wins. A new reason goes where it ranks.
     NotificationReason {
         Mention => "mention",
+        Assigned => "assigned",
+        ReviewRequested => "review_requested",
+        Decision => "decision",
         Reply => "reply",
         Comment => "comment",
         RunCompleted => "run_completed",
@@ -203,5 +208,52 @@ impl NotificationReason {
     pub fn outranks(self, other: NotificationReason) -> bool {
         let rank = |reason| Self::ALL.iter().position(|r| *r == reason);
         rank(self) < rank(other)
+    }
+}
+
+word_enum!(
+    /// A person's verdict on a document (DESIGN.md §8.4).
+    DecisionKind {
+        Approved => "approved",
+        ApprovedWithChanges => "approved_with_changes",
+        ChangesRequested => "changes_requested",
+        NotRelevant => "not_relevant",
+    }
+);
+word_enum!(
+    /// What a document's current decisions add up to (DESIGN.md §8.4).
+    Outcome {
+        ChangesRequested => "changes_requested",
+        ApprovedWithChanges => "approved_with_changes",
+        Approved => "approved",
+        NotRelevant => "not_relevant",
+        Pending => "pending",
+    }
+);
+word_enum!(
+    /// Whether a document's review is still going on or was finished (finalized).
+    WorkflowState { Open => "open", Finalized => "finalized" }
+);
+word_enum!(
+    /// The reactions a comment or reply can get (GitHub's eight).
+    Emoji {
+        PlusOne => "+1",
+        MinusOne => "-1",
+        Laugh => "laugh",
+        Confused => "confused",
+        Heart => "heart",
+        Hooray => "hooray",
+        Rocket => "rocket",
+        Eyes => "eyes",
+    }
+);
+
+impl Emoji {
+    /// The emoji a word names, or a message that lists the words there are.
+    pub fn from_word(word: &str) -> Result<Self, String> {
+        Self::parse(word).ok_or_else(|| {
+            let words: Vec<&str> = Self::ALL.iter().map(|e| e.as_str()).collect();
+            format!("unknown reaction `{word}`; use one of {}", words.join(" "))
+        })
     }
 }

@@ -602,6 +602,84 @@ impl Client {
         .await
     }
 
+    // --- review workflow (DESIGN.md §8.4) ----------------------------------------------------
+
+    /// Asks someone to review the document (editor or owner); answers the workflow.
+    pub async fn add_reviewer(&self, review_id: &str, input: &NewReviewer) -> Result<WorkflowView> {
+        let path = format!("/api/reviews/{}/reviewers", segment(review_id));
+        let body: WorkflowBody = self.call_json(Method::POST, &path, input).await?;
+        Ok(body.workflow)
+    }
+
+    /// Takes a review request back (or declines one's own); answers the workflow.
+    pub async fn remove_reviewer(&self, review_id: &str, user_id: &str) -> Result<WorkflowView> {
+        let path = format!(
+            "/api/reviews/{}/reviewers/{}",
+            segment(review_id),
+            segment(user_id)
+        );
+        let body: WorkflowBody = self.call(Method::DELETE, &path).await?;
+        Ok(body.workflow)
+    }
+
+    /// Records the caller's decision, replacing their earlier one.
+    pub async fn decide(&self, review_id: &str, input: &NewDecision) -> Result<DecisionWritten> {
+        let path = format!("/api/reviews/{}/decisions", segment(review_id));
+        self.call_json(Method::POST, &path, input).await
+    }
+
+    /// Finalizes the review (every comment must be closed).
+    pub async fn finalize_review(&self, review_id: &str) -> Result<WorkflowView> {
+        let path = format!("/api/reviews/{}/finalize", segment(review_id));
+        let body: WorkflowBody = self.call(Method::POST, &path).await?;
+        Ok(body.workflow)
+    }
+
+    /// Reopens a finalized review.
+    pub async fn reopen_review(&self, review_id: &str) -> Result<WorkflowView> {
+        let path = format!("/api/reviews/{}/reopen", segment(review_id));
+        let body: WorkflowBody = self.call(Method::POST, &path).await?;
+        Ok(body.workflow)
+    }
+
+    /// Hands a thread to someone (`email: None` unassigns).
+    pub async fn assign_comment(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+        change: &AssigneeChange,
+    ) -> Result<CommentWritten> {
+        self.call_json(
+            Method::PUT,
+            &comment_path(review_id, comment_id, "/assignee"),
+            change,
+        )
+        .await
+    }
+
+    /// Adds (`on`) or takes back a reaction on a comment, or on one of its replies
+    /// (`message_id`); answers the item's reactions.
+    pub async fn react(
+        &self,
+        review_id: &str,
+        comment_id: &str,
+        message_id: Option<&str>,
+        emoji: &str,
+        on: bool,
+    ) -> Result<Vec<ReactionView>> {
+        let thread = message_id
+            .map(|id| format!("/thread/{}", segment(id)))
+            .unwrap_or_default();
+        let path = comment_path(
+            review_id,
+            comment_id,
+            &format!("{thread}/reactions/{}", segment(emoji)),
+        );
+        let method = if on { Method::PUT } else { Method::DELETE };
+        let body: ReactionsBody = self.call(method, &path).await?;
+        Ok(body.reactions)
+    }
+
     // --- runs --------------------------------------------------------------------------------
 
     pub async fn start_run(&self, review_id: &str, input: &StartRun) -> Result<RunView> {

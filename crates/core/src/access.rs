@@ -80,6 +80,9 @@ pub enum Operation {
     Profile,
     OrgRead,
     OrgWrite,
+    /// The review workflow (DESIGN.md §8.4): reviewers, decisions, finalizing, assignment,
+    /// reactions. A personal token needs `docs` (§8).
+    Workflow,
 }
 
 impl Operation {
@@ -101,6 +104,7 @@ impl Operation {
             Op::Profile => "profile",
             Op::OrgRead => "org_read",
             Op::OrgWrite => "org_write",
+            Op::Workflow => "workflow",
         }
     }
 
@@ -127,7 +131,7 @@ impl Operation {
         match self {
             Op::Read | Op::ReadSharing | Op::Account | Op::OrgRead => None,
             Op::Run | Op::StopRun | Op::Comment | Op::Profile => Some(Scope::Comments),
-            Op::Deliver | Op::Manage | Op::LinkProject => Some(Scope::Docs),
+            Op::Deliver | Op::Manage | Op::LinkProject | Op::Workflow => Some(Scope::Docs),
             Op::ChangeSharing | Op::Grant => Some(Scope::Access),
             Op::OrgWrite => Some(Scope::Org),
         }
@@ -313,6 +317,10 @@ pub enum DocumentAction {
     TransferOwnership,
     LinkProject,
     UnlinkProject,
+    /// Ask someone to review, or take the request back.
+    RequestReview,
+    /// Finalize or reopen the review.
+    Finalize,
 }
 
 impl DocumentAction {
@@ -325,7 +333,9 @@ impl DocumentAction {
             | A::AddVersion
             | A::ReadSharing
             | A::LinkProject
-            | A::UnlinkProject => Role::Editor,
+            | A::UnlinkProject
+            | A::RequestReview
+            | A::Finalize => Role::Editor,
             A::Delete | A::ChangeSharing | A::TransferOwnership => Role::Owner,
         }
     }
@@ -340,6 +350,7 @@ impl DocumentAction {
             A::ChangeSharing => Operation::ChangeSharing,
             A::TransferOwnership => Operation::Grant,
             A::LinkProject | A::UnlinkProject => Operation::LinkProject,
+            A::RequestReview | A::Finalize => Operation::Workflow,
         }
     }
 
@@ -356,6 +367,8 @@ impl DocumentAction {
             A::TransferOwnership => "transferring ownership",
             A::LinkProject => "linking the document to a project",
             A::UnlinkProject => "unlinking the document from a project",
+            A::RequestReview => "asking for a review",
+            A::Finalize => "finalizing or reopening the review",
         }
     }
 }
@@ -428,6 +441,7 @@ mod tests {
                 latest_source_hash: "sha256:00".into(),
                 structure: None,
                 project_code: None,
+                finalized: None,
             },
             grants,
         }

@@ -41,6 +41,13 @@ pub enum Error {
     AlreadyExists(String),
     #[error("{0}")]
     InvalidTransition(String),
+    /// The review is finalized: nothing that changes its discussion is written until it is
+    /// reopened.
+    #[error("the review is finalized; reopen it first")]
+    ReviewFinalized,
+    /// Finalizing needs every comment closed.
+    #[error("{0} comments are still open; close them before finalizing")]
+    OpenCommentsRemain(i64),
     #[error("an external member must name a project")]
     ProjectRequired,
     #[error("you need an editor or manager role in this project")]
@@ -146,6 +153,8 @@ impl From<StoreError> for Error {
             StoreError::RunNotRunning => {
                 Error::InvalidTransition("the run is no longer running".into())
             }
+            StoreError::ReviewFinalized => Error::ReviewFinalized,
+            StoreError::OpenComments(count) => Error::OpenCommentsRemain(count),
             StoreError::Unavailable(source) => Error::Unavailable(source),
             StoreError::Internal(source) => Error::Internal(source),
         }

@@ -150,6 +150,8 @@ pub struct ReviewRecord {
     pub latest_source_hash: String,
     pub structure: Option<Vec<SectionSpec>>,
     pub project_code: Option<String>,
+    /// When and by whom the review was finalized (DESIGN.md §8.4); `None` while it is open.
+    pub finalized: Option<(Millis, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,6 +194,8 @@ pub struct CommentRecord {
     pub deleted_at: Option<Millis>,
     /// The people its body mentions, resolved when it was last written.
     pub mentions: Vec<Mention>,
+    /// Who the thread is handed to.
+    pub assignee_id: Option<String>,
     /// Rises by one with each write that changes this comment or its thread; set by the store
     /// (what a record being written holds is ignored).
     pub thread_revision: i64,
@@ -246,6 +250,41 @@ pub struct CommentThread {
     pub comment: CommentRecord,
     pub messages: Vec<MessageRecord>,
     pub events: Vec<StatusEventRecord>,
+    /// Reactions on the comment and on its replies.
+    pub reactions: Vec<ReactionRecord>,
+}
+
+/// Someone asked to review a document (DESIGN.md §8.4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewerRecord {
+    pub review_id: String,
+    pub user_id: String,
+    pub requested_at: Millis,
+    pub due_at: Option<Millis>,
+    pub requested_by: String,
+}
+
+/// A person's current decision on a document: one per person, a newer one replaces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionRecord {
+    pub id: String,
+    pub review_id: String,
+    pub user_id: String,
+    pub decision: DecisionKind,
+    pub version_id: String,
+    pub body: Option<String>,
+    pub created_at: Millis,
+}
+
+/// One person's reaction with one emoji on a comment, or on a reply (`message_id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReactionRecord {
+    pub review_id: String,
+    pub comment_id: String,
+    pub message_id: Option<String>,
+    pub user_id: String,
+    pub emoji: Emoji,
+    pub created_at: Millis,
 }
 
 /// Everything needed to render a review.
@@ -257,7 +296,13 @@ pub struct ReviewState {
     pub messages: Vec<MessageRecord>,
     pub events: Vec<StatusEventRecord>,
     pub runs: Vec<RunRecord>,
-    /// Every user referenced by the records above (owner, authors, event actors).
+    /// Reviewers in the order they were asked.
+    pub reviewers: Vec<ReviewerRecord>,
+    /// Each person's current decision.
+    pub decisions: Vec<DecisionRecord>,
+    pub reactions: Vec<ReactionRecord>,
+    /// Every user referenced by the records above (owner, authors, event actors, reviewers,
+    /// deciders, assignees, who finalized).
     pub users: Vec<User>,
     /// The project the document is linked to, if any.
     pub project: Option<ProjectRecord>,

@@ -16,6 +16,7 @@ mod outbox;
 mod reviews;
 mod search;
 mod webhooks;
+mod workflow;
 
 pub use accounts::AccountStore;
 pub use comments::{CommentStore, CommentsWrite, ThreadGuard};
@@ -28,6 +29,7 @@ pub use search::{
     SearchQuery, SearchStore, SearchTerm,
 };
 pub use webhooks::{DeliveryRecord, WebhookRecord, WebhookStore};
+pub use workflow::WorkflowStore;
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
 type Source = Box<dyn std::error::Error + Send + Sync>;
@@ -53,6 +55,12 @@ pub enum StoreError {
     /// The run a write belongs to is no longer running; nothing was written.
     #[error("the run is no longer running")]
     RunNotRunning,
+    /// The document's review is finalized; nothing was written.
+    #[error("the review is finalized")]
+    ReviewFinalized,
+    /// Finalizing needs every comment closed; this many are open. Nothing was written.
+    #[error("{0} comments are open")]
+    OpenComments(i64),
     #[error("database unavailable: {0}")]
     Unavailable(Source),
     #[error("database error: {0}")]
@@ -126,6 +134,7 @@ pub trait Store:
     + OrganizationStore
     + SearchStore
     + OutboxStore
+    + WorkflowStore
     + WebhookStore
     + Send
     + Sync

@@ -4,14 +4,15 @@
 use std::collections::HashMap;
 
 use docreview_api::views::{
-    AccessView, CommentView, EventView, MessageView, ProjectLinkView, ReviewView, RunView,
-    SourceView, VersionView,
+    AccessView, CommentView, DecisionView, EventView, MessageView, ProjectLinkView, ReactionView,
+    ReviewView, ReviewerView, RunView, SourceView, VersionView, WorkflowView,
 };
 
 use crate::clock::rfc3339;
 use crate::model::{
-    CommentRecord, CommentThread, MessageRecord, Millis, ProjectRecord, ProjectRole, Provider,
-    ReviewState, Role, RunRecord, RunStatus, StatusEventRecord, User, VersionRecord,
+    CommentRecord, CommentThread, DecisionKind, DecisionRecord, Emoji, MessageRecord, Millis,
+    Outcome, ProjectRecord, ProjectRole, Provider, ReactionRecord, ReviewState, ReviewerRecord,
+    Role, RunRecord, RunStatus, StatusEventRecord, User, VersionRecord, WorkflowState,
 };
 
 /// A human comment or reply can be cancelled by its author for this long after writing it.
@@ -39,6 +40,8 @@ pub fn project_status(project: &ProjectRecord) -> &'static str {
 /// Who is looking, and when: the inputs of every per-caller field.
 pub struct Viewer<'a> {
     pub user_id: &'a str,
+    /// Whose reactions are `reactedByMe` (empty: nobody's).
+    pub reactor: &'a str,
     pub now: Millis,
     pub include_deleted: bool,
 }
@@ -121,25 +124,65 @@ pub fn comment_view(
 ) -> CommentView {
     let messages: Vec<&MessageRecord> = thread.messages.iter().collect();
     let events: Vec<&StatusEventRecord> = thread.events.iter().collect();
+    let reactions: Vec<&ReactionRecord> = thread.reactions.iter().collect();
     thread_view(
         &thread.comment,
-        &messages,
-        &events,
+        &Parts {
+            messages: &messages,
+            events: &events,
+            reactions: &reactions,
+        },
         users,
         run_status,
         viewer,
     )
 }
 
+/// A comment's replies, status events and reactions (its own and its replies').
+struct Parts<'a, 'b> {
+    messages: &'b [&'a MessageRecord],
+    events: &'b [&'a StatusEventRecord],
+    reactions: &'b [&'a ReactionRecord],
+}
+
+/// One entry per emoji that has reactions from `reactions` (all on one item), in `Emoji`'s
+/// order.
+pub fn reaction_views(reactions: &[&ReactionRecord], reactor: &str) -> Vec<ReactionView> {
+    Emoji::ALL
+        .iter()
+        .filter_map(|emoji| {
+            let of: Vec<&&ReactionRecord> =
+                reactions.iter().filter(|r| r.emoji == *emoji).collect();
+            (!of.is_empty()).then(|| ReactionView {
+                emoji: *emoji,
+                count: i64::try_from(of.len()).unwrap_or(i64::MAX),
+                reacted_by_me: !reactor.is_empty() && of.iter().any(|r| r.user_id == reactor),
+            })
+        })
+        .collect()
+}
+
 /// Renders a comment from borrowed parts, so a whole review renders without copying records.
 fn thread_view(
     comment: &CommentRecord,
-    messages: &[&MessageRecord],
-    events: &[&StatusEventRecord],
+    parts: &Parts<'_, '_>,
     users: &Users<'_>,
     run_status: &dyn Fn(&str) -> Option<RunStatus>,
     viewer: &Viewer<'_>,
 ) -> CommentView {
+    let Parts {
+        messages,
+        events,
+        reactions,
+    } = parts;
+    let reactions_on = |message_id: Option<&str>| {
+        let on_item: Vec<&ReactionRecord> = reactions
+            .iter()
+            .copied()
+            .filter(|r| r.message_id.as_deref() == message_id)
+            .collect();
+        reaction_views(&on_item, viewer.reactor)
+    };
     let by_time =
         |a: &&MessageRecord, b: &&MessageRecord| (a.created_at, &a.id).cmp(&(b.created_at, &b.id));
     let mut live: Vec<&MessageRecord> = messages
@@ -173,6 +216,7 @@ fn thread_view(
             ),
             run_id: message.run_id.clone(),
             mentions: message.mentions.clone(),
+            reactions: reactions_on(Some(&message.id)),
         })
         .collect();
     let mut events = events.to_vec();
@@ -208,6 +252,8 @@ fn thread_view(
         run_id: comment.run_id.clone(),
         mentions: comment.mentions.clone(),
         thread_revision: comment.thread_revision,
+        assignee: comment.assignee_id.as_deref().map(|id| users.get(id)),
+        reactions: reactions_on(None),
     }
 }
 
@@ -264,6 +310,13 @@ pub fn review_view(
             .or_default()
             .push(event);
     }
+    let mut reactions_by_comment: HashMap<&str, Vec<&ReactionRecord>> = HashMap::new();
+    for reaction in &state.reactions {
+        reactions_by_comment
+            .entry(reaction.comment_id.as_str())
+            .or_default()
+            .push(reaction);
+    }
     let mut comments: Vec<&CommentRecord> = state
         .comments
         .iter()
@@ -279,7 +332,15 @@ pub fn review_view(
             let events = events_by_comment
                 .remove(comment.id.as_str())
                 .unwrap_or_default();
-            thread_view(comment, &messages, &events, &users, &run_status, viewer)
+            let reactions = reactions_by_comment
+                .remove(comment.id.as_str())
+                .unwrap_or_default();
+            let parts = Parts {
+                messages: &messages,
+                events: &events,
+                reactions: &reactions,
+            };
+            thread_view(comment, &parts, &users, &run_status, viewer)
         })
         .collect();
     let mut runs: Vec<&RunRecord> = state.runs.iter().collect();
@@ -318,6 +379,97 @@ pub fn review_view(
         },
         latest_version_id: review.latest_version_id.clone(),
         project,
+        workflow: workflow_view(state, &users),
+    }
+}
+
+/// A decision as shown: stale when made on a version other than the latest.
+pub fn decision_view(decision: &DecisionRecord, users: &Users<'_>, latest: &str) -> DecisionView {
+    DecisionView {
+        id: decision.id.clone(),
+        user: users.get(&decision.user_id),
+        decision: decision.decision,
+        version_id: decision.version_id.clone(),
+        body: decision.body.clone(),
+        created_at: rfc3339(decision.created_at),
+        stale: decision.version_id != latest,
+    }
+}
+
+/// The document's workflow (DESIGN.md §8.4).
+pub fn workflow_view(state: &ReviewState, users: &Users<'_>) -> WorkflowView {
+    let review = &state.head.review;
+    let latest = review.latest_version_id.as_str();
+    let decision_of = |user_id: &str| {
+        state
+            .decisions
+            .iter()
+            .find(|d| d.user_id == user_id)
+            .map(|d| decision_view(d, users, latest))
+    };
+    WorkflowView {
+        state: if review.finalized.is_some() {
+            WorkflowState::Finalized
+        } else {
+            WorkflowState::Open
+        },
+        outcome: outcome(&state.reviewers, &state.decisions, latest),
+        reviewers: state
+            .reviewers
+            .iter()
+            .map(|reviewer| ReviewerView {
+                user: users.get(&reviewer.user_id),
+                requested_at: rfc3339(reviewer.requested_at),
+                due_at: reviewer.due_at.map(rfc3339),
+                decision: decision_of(&reviewer.user_id),
+            })
+            .collect(),
+        decisions: state
+            .decisions
+            .iter()
+            .map(|d| decision_view(d, users, latest))
+            .collect(),
+        finalized_at: review.finalized.as_ref().map(|(at, _)| rfc3339(*at)),
+        finalized_by: review.finalized.as_ref().map(|(_, by)| users.get(by)),
+    }
+}
+
+/// The outcome over the decisions made on the latest version (DESIGN.md §8.4, as written):
+/// `changes_requested` if any, else `approved_with_changes` if any, else `approved` if every
+/// requested reviewer approved (or, with none requested, at least one approval), else
+/// `not_relevant` if all are, else `pending`. `decisions` holds one per person (the newer
+/// replaces the older when stored).
+pub fn outcome(
+    reviewers: &[ReviewerRecord],
+    decisions: &[DecisionRecord],
+    latest: &str,
+) -> Outcome {
+    let current: Vec<&DecisionRecord> = decisions
+        .iter()
+        .filter(|d| d.version_id == latest)
+        .collect();
+    let any = |kind: DecisionKind| current.iter().any(|d| d.decision == kind);
+    let approved = |user_id: &str| {
+        current
+            .iter()
+            .any(|d| d.user_id == user_id && d.decision == DecisionKind::Approved)
+    };
+    if any(DecisionKind::ChangesRequested) {
+        Outcome::ChangesRequested
+    } else if any(DecisionKind::ApprovedWithChanges) {
+        Outcome::ApprovedWithChanges
+    } else if (reviewers.is_empty() && any(DecisionKind::Approved))
+        || (!reviewers.is_empty() && reviewers.iter().all(|r| approved(&r.user_id)))
+    {
+        Outcome::Approved
+    } else if !current.is_empty()
+        && current
+            .iter()
+            .all(|d| d.decision == DecisionKind::NotRelevant)
+    {
+        Outcome::NotRelevant
+    } else {
+        Outcome::Pending
     }
 }
 
@@ -348,6 +500,7 @@ mod tests {
             deleted_at: None,
             mentions: Vec::new(),
             thread_revision: CommentRecord::NEW_THREAD_REVISION,
+            assignee_id: None,
         }
     }
 
@@ -389,5 +542,118 @@ mod tests {
             "agent",
             1_001
         ));
+    }
+
+    fn decided(user: &str, kind: DecisionKind, version: &str) -> DecisionRecord {
+        DecisionRecord {
+            id: format!("dec_{user}"),
+            review_id: "rv".into(),
+            user_id: user.into(),
+            decision: kind,
+            version_id: version.into(),
+            body: None,
+            created_at: 0,
+        }
+    }
+
+    fn asked(user: &str) -> ReviewerRecord {
+        ReviewerRecord {
+            review_id: "rv".into(),
+            user_id: user.into(),
+            requested_at: 0,
+            due_at: None,
+            requested_by: "owner".into(),
+        }
+    }
+
+    #[test]
+    fn the_outcome_follows_the_rule_over_current_decisions() {
+        use DecisionKind::{Approved, ApprovedWithChanges, ChangesRequested, NotRelevant};
+        let v2 = "ver_2";
+        assert_eq!(outcome(&[], &[], v2), Outcome::Pending);
+        assert_eq!(
+            outcome(&[], &[decided("a", Approved, v2)], v2),
+            Outcome::Approved
+        );
+        assert_eq!(
+            outcome(
+                &[],
+                &[
+                    decided("a", Approved, v2),
+                    decided("b", ChangesRequested, v2)
+                ],
+                v2
+            ),
+            Outcome::ChangesRequested
+        );
+        assert_eq!(
+            outcome(
+                &[],
+                &[
+                    decided("a", ApprovedWithChanges, v2),
+                    decided("b", Approved, v2)
+                ],
+                v2
+            ),
+            Outcome::ApprovedWithChanges
+        );
+        // A stale decision does not count, whatever it says.
+        assert_eq!(
+            outcome(
+                &[],
+                &[
+                    decided("a", ChangesRequested, "ver_1"),
+                    decided("b", Approved, v2)
+                ],
+                v2
+            ),
+            Outcome::Approved
+        );
+        assert_eq!(
+            outcome(&[], &[decided("a", Approved, "ver_1")], v2),
+            Outcome::Pending
+        );
+        // With reviewers asked, every one of them must approve.
+        let asked_ab = [asked("a"), asked("b")];
+        assert_eq!(
+            outcome(&asked_ab, &[decided("a", Approved, v2)], v2),
+            Outcome::Pending
+        );
+        assert_eq!(
+            outcome(
+                &asked_ab,
+                &[decided("a", Approved, v2), decided("b", Approved, v2)],
+                v2
+            ),
+            Outcome::Approved
+        );
+        assert_eq!(
+            outcome(
+                &asked_ab,
+                &[decided("a", Approved, v2), decided("b", Approved, "ver_1")],
+                v2
+            ),
+            Outcome::Pending
+        );
+        assert_eq!(
+            outcome(
+                &asked_ab,
+                &[decided("a", Approved, v2), decided("b", NotRelevant, v2)],
+                v2
+            ),
+            Outcome::Pending
+        );
+        assert_eq!(
+            outcome(
+                &[],
+                &[decided("a", NotRelevant, v2), decided("b", NotRelevant, v2)],
+                v2
+            ),
+            Outcome::NotRelevant
+        );
+        assert_eq!(
+            outcome(&asked_ab, &[decided("c", NotRelevant, v2)], v2),
+            Outcome::NotRelevant
+        );
     }
 }

@@ -42,6 +42,7 @@ pub fn error_body(status: StatusCode, error: &str, message: impl Into<String>) -
         latest_version_id: None,
         failed: None,
         candidates: None,
+        open_count: None,
         request_id: if status.is_server_error() {
             crate::middleware::current_request_id()
         } else {
@@ -105,6 +106,8 @@ impl IntoResponse for ApiError {
             Error::StaleVersion { .. } => (StatusCode::CONFLICT, "stale_target_version"),
             Error::AlreadyExists(_) => (StatusCode::CONFLICT, "already_exists"),
             Error::InvalidTransition(_) => (StatusCode::CONFLICT, "invalid_transition"),
+            Error::ReviewFinalized => (StatusCode::CONFLICT, "review_finalized"),
+            Error::OpenCommentsRemain(_) => (StatusCode::CONFLICT, "open_comments_remain"),
             Error::ProjectRequired => (StatusCode::FORBIDDEN, "project_required"),
             Error::ProjectRoleRequired => (StatusCode::FORBIDDEN, "project_role_required"),
             Error::ProjectNotFound => (StatusCode::NOT_FOUND, "project_not_found"),
@@ -133,6 +136,7 @@ impl IntoResponse for ApiError {
             Error::ThreadConflict { current } => body.current_thread_revision = Some(*current),
             Error::StaleVersion { latest } => body.latest_version_id = Some(latest.clone()),
             Error::BatchRejected(failed) => body.failed = Some(failed.clone()),
+            Error::OpenCommentsRemain(count) => body.open_count = Some(*count),
             Error::QuoteNotFound { candidates, .. } => {
                 body.candidates = Some(candidates.clone());
             }

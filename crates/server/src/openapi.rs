@@ -48,6 +48,7 @@ const REQUEST_ID_HEADER: &str = "x-request-id";
         (name = "comments", description = "Comments, replies, resolve and reopen"),
         (name = "runs", description = "Agent review runs"),
         (name = "manage", description = "Title, tags, archive, sharing, ownership, deletion"),
+        (name = "workflow", description = "Reviewers, decisions, finalizing, assignment, reactions"),
         (name = "search", description = "Full-text search over what the caller can see"),
         (name = "account", description = "The caller's profile and personal tokens"),
         (name = "notifications", description = "Mentions and notifications, read and live"),

@@ -93,6 +93,7 @@ pub fn new_review(id: &str, owner: &str, at: Millis) -> NewReview {
             latest_source_hash: version.source_hash.clone(),
             structure: None,
             project_code: None,
+            finalized: None,
         },
         grants: Vec::new(),
         html: format!("<h1>{id}</h1><p>body</p>").into_bytes(),
@@ -152,6 +153,7 @@ pub fn comment(review_id: &str, id: &str, author: &str, at: Millis) -> CommentRe
         deleted_at: None,
         mentions: Vec::new(),
         thread_revision: CommentRecord::NEW_THREAD_REVISION,
+        assignee_id: None,
     }
 }
 

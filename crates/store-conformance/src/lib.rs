@@ -42,6 +42,7 @@ mod sessions;
 mod versions;
 mod visibility;
 mod webhooks;
+mod workflow;
 
 pub use accounts::{check_accounts, check_ensure_account, check_tokens, check_users_and_projects};
 pub use comments::{
@@ -93,6 +94,10 @@ pub use versions::{
 };
 pub use visibility::check_visibility_matrix;
 pub use webhooks::{check_webhook_deliveries, check_webhooks_round_trip};
+pub use workflow::{
+    check_comment_assignee, check_finalize_and_reopen, check_reactions,
+    check_reviewers_and_decisions,
+};
 
 /// A fresh store for one check, and the guard that releases its resources (a temporary
 /// directory, a scratch database) when dropped: after the check, also when it fails.
@@ -184,6 +189,10 @@ macro_rules! conformance_tests {
             check_handles,
             check_mentions_round_trip,
             check_notification_listing_and_reading,
+            check_reviewers_and_decisions,
+            check_finalize_and_reopen,
+            check_comment_assignee,
+            check_reactions,
             check_webhooks_round_trip,
             check_webhook_deliveries,
         );

@@ -168,6 +168,7 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
             expected_revision: 0,
             on_latest_version: None,
             in_running_run: None,
+            even_if_finalized: false,
             on_live_comment: None,
             unchanged_thread: None,
             outbox: Vec::new(),
@@ -238,6 +239,7 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
             status: None,
             category: None,
             review_id: None,
+            assignee_id: None,
             offset: 0,
             limit: 50,
         })

@@ -414,6 +414,7 @@ fn comment_search(visibility: Visibility, group: &str, review_id: Option<&str>) 
         status: None,
         category: None,
         review_id: review_id.map(str::to_string),
+        assignee_id: None,
         offset: 0,
         limit: 1000,
     }

@@ -257,6 +257,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     status: None,
                     category: None,
                     review_id: None,
+                    assignee_id: None,
                     offset,
                     limit: 51,
                 };

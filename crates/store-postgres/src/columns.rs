@@ -3,7 +3,7 @@
 //! so the records' own serde shapes are the only JSON format.
 
 pub const REVIEW_COLUMNS: &str = "r.id, r.title, r.owner_id, r.access_mode, r.tags::text, r.archived, r.comments_revision, \
-     r.structure_revision, r.change_seq, r.created_at, r.updated_at, r.latest_version_id, v.source_hash, r.structure::text, r.project_code";
+     r.structure_revision, r.change_seq, r.created_at, r.updated_at, r.latest_version_id, v.source_hash, r.structure::text, r.project_code, r.finalized_at, r.finalized_by";
 /// The document with its latest version, for `REVIEW_COLUMNS`.
 pub const REVIEW_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_version_id";
 pub const USER_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle";
@@ -25,8 +25,11 @@ pub const SESSION_COLUMNS: &str = "s.id, s.hash, s.user_id, s.created_at, s.expi
 pub const LOGIN_CODE_COLUMNS: &str =
     "hash, user_id, challenge, token_name, scopes, created_at, expires_at, used_at";
 pub const VERSION_COLUMNS: &str = "id, review_id, label, created_at, source_hash, sections::text";
-pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor::text, run_id, created_at, edited_at, deleted_at, mentions::text, thread_revision";
+pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor::text, run_id, created_at, edited_at, deleted_at, mentions::text, thread_revision, assignee_id";
 pub const MESSAGE_COLUMNS: &str = "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at, mentions::text";
 pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts";
 pub const RUN_COLUMNS: &str =
     "id, review_id, kind, status, title, version_id, summary, created_by, created_at, completed_at";
+pub const REVIEWER_COLUMNS: &str = "review_id, user_id, requested_at, due_at, requested_by";
+pub const DECISION_COLUMNS: &str = "id, review_id, user_id, decision, version_id, body, created_at";
+pub const REACTION_COLUMNS: &str = "review_id, comment_id, message_id, user_id, emoji, created_at";

@@ -9,7 +9,9 @@ use docreview_core::store::{CommentStore, CommentsWrite, StoreError, StoreResult
 use sqlx::PgConnection;
 
 use crate::PgStore;
-use crate::columns::{COMMENT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, RUN_COLUMNS, USER_COLUMNS};
+use crate::columns::{
+    COMMENT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, REACTION_COLUMNS, RUN_COLUMNS, USER_COLUMNS,
+};
 use crate::error::map_error;
 use crate::events::notify;
 use crate::outbox::insert_entries;
@@ -18,10 +20,10 @@ use crate::sql::{decode_all, decode_optional};
 async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO comments (id, review_id, author_id, category, status, body, version_id, anchor, run_id, \
-         created_at, edited_at, deleted_at, mentions, thread_revision) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::jsonb, 0) \
+         created_at, edited_at, deleted_at, mentions, thread_revision, assignee_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::jsonb, 0, $14) \
          ON CONFLICT (id) DO UPDATE SET category = excluded.category, status = excluded.status, body = excluded.body, \
          anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
-         mentions = excluded.mentions",
+         mentions = excluded.mentions, assignee_id = excluded.assignee_id",
     )
     .bind(&c.id)
     .bind(&c.review_id)
@@ -36,6 +38,7 @@ async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResu
     .bind(c.edited_at)
     .bind(c.deleted_at)
     .bind(optional_list_json(&c.mentions))
+    .bind(&c.assignee_id)
     .execute(&mut *conn)
     .await
     .map_err(map_error)?;
@@ -125,11 +128,19 @@ impl CommentStore for PgStore {
         .fetch_all(&mut *tx)
         .await
         .map_err(map_error)?;
+        let reactions = sqlx::query(&format!(
+            "SELECT {REACTION_COLUMNS} FROM reactions WHERE comment_id = $1 ORDER BY created_at"
+        ))
+        .bind(comment_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
         tx.commit().await.map_err(map_error)?;
         Ok(Some(CommentThread {
             comment,
             messages: decode_all(&messages, |row| columns::message(row, 0))?,
             events: decode_all(&events, |row| columns::status_event(row, 0))?,
+            reactions: decode_all(&reactions, |row| columns::reaction(row, 0))?,
         }))
     }
 
@@ -172,23 +183,32 @@ impl CommentStore for PgStore {
         let bumped: Option<i64> = sqlx::query_scalar(
             "UPDATE reviews SET comments_revision = comments_revision + 1, updated_at = $3, change_seq = change_seq + 1 \
              WHERE id = $1 AND CASE WHEN $4::text IS NULL THEN comments_revision = $2 ELSE latest_version_id = $4 END \
-             RETURNING comments_revision",
+             AND ($5 OR finalized_at IS NULL) RETURNING comments_revision",
         )
         .bind(review_id)
         .bind(write.expected_revision)
         .bind(write.at)
         .bind(write.on_latest_version.as_deref())
+        .bind(write.even_if_finalized)
         .fetch_optional(&mut *tx)
         .await
         .map_err(map_error)?;
         let Some(revision) = bumped else {
-            let current: Option<i64> =
-                sqlx::query_scalar("SELECT comments_revision FROM reviews WHERE id = $1")
-                    .bind(review_id)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(map_error)?;
-            return Err(StoreError::revision_moved(current));
+            let current: Option<(i64, bool)> = sqlx::query_as(
+                "SELECT comments_revision, finalized_at IS NOT NULL FROM reviews WHERE id = $1",
+            )
+            .bind(review_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_error)?;
+            if let Some((_, true)) = current
+                && !write.even_if_finalized
+            {
+                return Err(StoreError::ReviewFinalized);
+            }
+            return Err(StoreError::revision_moved(
+                current.map(|(revision, _)| revision),
+            ));
         };
         if let Some(run_id) = &write.in_running_run {
             // Read after the document's row is locked: a finishing run commits first or waits.

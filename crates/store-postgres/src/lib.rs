@@ -28,6 +28,7 @@ mod search;
 mod sql;
 mod visibility;
 mod webhooks;
+mod workflow;
 
 pub use events::{EVENTS_CHANNEL, PEOPLE_CHANNEL};
 

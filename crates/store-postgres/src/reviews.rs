@@ -15,8 +15,9 @@ use sqlx::PgConnection;
 
 use crate::PgStore;
 use crate::columns::{
-    COMMENT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, REVIEW_COLUMNS, REVIEW_FROM, RUN_COLUMNS,
-    SUMMARY_COLUMNS, SUMMARY_FROM, USER_COLUMNS, VERSION_COLUMNS,
+    COMMENT_COLUMNS, DECISION_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, REACTION_COLUMNS,
+    REVIEW_COLUMNS, REVIEW_FROM, REVIEWER_COLUMNS, RUN_COLUMNS, SUMMARY_COLUMNS, SUMMARY_FROM,
+    USER_COLUMNS, VERSION_COLUMNS,
 };
 use crate::error::{map_error, unique};
 use crate::events::notify;
@@ -173,12 +174,37 @@ impl ReviewStore for PgStore {
         .fetch_all(&mut *tx)
         .await
         .map_err(map_error)?;
+        let reviewers = sqlx::query(&format!(
+            "SELECT {REVIEWER_COLUMNS} FROM reviewers WHERE review_id = $1 ORDER BY requested_at, user_id"
+        ))
+        .bind(review_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let decisions = sqlx::query(&format!(
+            "SELECT {DECISION_COLUMNS} FROM decisions WHERE review_id = $1 ORDER BY created_at, id"
+        ))
+        .bind(review_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
+        let reactions = sqlx::query(&format!(
+            "SELECT {REACTION_COLUMNS} FROM reactions WHERE review_id = $1 ORDER BY created_at"
+        ))
+        .bind(review_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_error)?;
         let users = sqlx::query(&format!(
             "SELECT {USER_COLUMNS} FROM users u WHERE u.id IN ( \
                SELECT owner_id FROM reviews WHERE id = $1 \
+               UNION SELECT finalized_by FROM reviews WHERE id = $1 \
                UNION SELECT author_id FROM comments WHERE review_id = $1 \
+               UNION SELECT assignee_id FROM comments WHERE review_id = $1 \
                UNION SELECT author_id FROM messages WHERE review_id = $1 \
-               UNION SELECT by_id FROM status_events WHERE review_id = $1) \
+               UNION SELECT by_id FROM status_events WHERE review_id = $1 \
+               UNION SELECT user_id FROM reviewers WHERE review_id = $1 \
+               UNION SELECT user_id FROM decisions WHERE review_id = $1) \
              ORDER BY u.id"
         ))
         .bind(review_id)
@@ -197,6 +223,9 @@ impl ReviewStore for PgStore {
             messages: decode_all(&messages, |row| columns::message(row, 0))?,
             events: decode_all(&events, |row| columns::status_event(row, 0))?,
             runs: decode_all(&runs, |row| columns::run(row, 0))?,
+            reviewers: decode_all(&reviewers, |row| columns::reviewer(row, 0))?,
+            decisions: decode_all(&decisions, |row| columns::decision(row, 0))?,
+            reactions: decode_all(&reactions, |row| columns::reaction(row, 0))?,
             users: decode_all(&users, |row| columns::user(row, 0))?,
             project,
         }))
@@ -284,19 +313,23 @@ impl ReviewStore for PgStore {
         // The row lock makes concurrent version and comment writes on this document wait for
         // this transaction, so the two checks below stay true until it commits.
         let current = sqlx::query(
-            "SELECT latest_version_id, comments_revision, structure_revision FROM reviews WHERE id = $1 FOR UPDATE",
+            "SELECT latest_version_id, comments_revision, structure_revision, finalized_at IS NOT NULL \
+             FROM reviews WHERE id = $1 FOR UPDATE",
         )
         .bind(&write.review_id)
         .fetch_optional(&mut *tx)
         .await
         .map_err(map_error)?;
-        let Some((latest, comments_revision, structure_revision)) =
+        let Some((latest, comments_revision, structure_revision, finalized)) =
             decode_optional(current, |row| {
-                Ok((row.text(0)?, row.integer(1)?, row.integer(2)?))
+                Ok((row.text(0)?, row.integer(1)?, row.integer(2)?, row.flag(3)?))
             })?
         else {
             return Err(StoreError::NotFound);
         };
+        if finalized {
+            return Err(StoreError::ReviewFinalized);
+        }
         let revisions = write.revisions_after(latest, comments_revision, structure_revision)?;
         let v = &write.version;
         if write.append {

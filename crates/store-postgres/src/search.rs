@@ -245,6 +245,7 @@ async fn comments(store: &PgStore, search: CommentSearch) -> StoreResult<Vec<Com
         .bind(count_param(search.limit))
         .bind(headline_options())
         .bind(markers())
+        .bind(search.assignee_id.as_deref())
         .fetch_all(&store.pool)
         .await
         .map_err(map_error)?;
@@ -253,8 +254,8 @@ async fn comments(store: &PgStore, search: CommentSearch) -> StoreResult<Vec<Com
 
 fn comments_sql(visibility: &Visibility) -> String {
     // $1–$4 visibility, $5 query, $6 status, $7 category, $8 review id, $9 offset, $10 limit,
-    // $11 headline options, $12 markers. Status and category are the comment's, also for a
-    // reply; a reply of a deleted comment is gone with its thread. Filters left NULL fold away
+    // $11 headline options, $12 markers, $13 assignee. Status, category and assignee are the
+    // comment's, also for a reply; a reply of a deleted comment is gone with its thread. Filters left NULL fold away
     // in the custom plan.
     //
     // Innermost: the newest `CANDIDATES` matches of each kind the caller may see (newest-first
@@ -262,7 +263,8 @@ fn comments_sql(visibility: &Visibility) -> String {
     // to `CANDIDATES`. Then ranked: best first, ties newest first, then the later item id (byte
     // order, COLLATE "C"), so pages never overlap. Last, the page's bodies and snippets.
     let filters = "($6::text IS NULL OR c.status = $6::text) \
-                   AND ($7::text IS NULL OR c.category = $7::text)";
+                   AND ($7::text IS NULL OR c.category = $7::text) \
+                   AND ($13::text IS NULL OR c.assignee_id = $13::text)";
     format!(
         "SELECT h.review_id, r.title, h.comment_id, h.message_id, u.id, u.provider, u.display_name, u.handle, \
            c.category, c.status, h.created_at, sn.snippet, sn.cut_before, sn.cut_after, sn.lead, sn.tail \

@@ -432,6 +432,7 @@ async fn comment_hits(store: &Arc<dyn Store>, visibility: Visibility, words: &[&
         status: None,
         category: None,
         review_id: None,
+        assignee_id: None,
         offset: 0,
         limit: 50,
     };

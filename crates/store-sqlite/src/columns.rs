@@ -2,13 +2,13 @@
 //! reads them back. JSON columns are stored as text.
 
 pub const REVIEW_COLUMNS: &str = "r.id, r.title, r.owner_id, r.access_mode, r.tags, r.archived, r.comments_revision, \
-     r.structure_revision, r.change_seq, r.created_at, r.updated_at, r.latest_version_id, v.source_hash, r.structure, r.project_code";
+     r.structure_revision, r.change_seq, r.created_at, r.updated_at, r.latest_version_id, v.source_hash, r.structure, r.project_code, r.finalized_at, r.finalized_by";
 /// The document with its latest version, for `REVIEW_COLUMNS`.
 pub const REVIEW_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_version_id";
 pub const USER_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle";
 pub const ACCOUNT_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle, u.email, u.membership, u.status, u.is_admin, u.created_at";
 pub const VERSION_COLUMNS: &str = "id, review_id, label, created_at, source_hash, sections";
-pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at, mentions, thread_revision";
+pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at, mentions, thread_revision, assignee_id";
 pub const MESSAGE_COLUMNS: &str = "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at, mentions";
 pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts";
 pub const RUN_COLUMNS: &str =
@@ -31,3 +31,6 @@ pub const SUMMARY_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_ver
      JOIN users u ON u.id = r.owner_id \
      LEFT JOIN projects p ON p.code = r.project_code \
      LEFT JOIN project_roles pr ON pr.project_code = r.project_code AND pr.user_id = :user_id";
+pub const REVIEWER_COLUMNS: &str = "review_id, user_id, requested_at, due_at, requested_by";
+pub const DECISION_COLUMNS: &str = "id, review_id, user_id, decision, version_id, body, created_at";
+pub const REACTION_COLUMNS: &str = "review_id, comment_id, message_id, user_id, emoji, created_at";

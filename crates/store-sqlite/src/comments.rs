@@ -9,7 +9,9 @@ use docreview_core::store::{CommentStore, CommentsWrite, StoreError, StoreResult
 use rusqlite::{Connection, params};
 
 use crate::SqliteStore;
-use crate::columns::{COMMENT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, RUN_COLUMNS, USER_COLUMNS};
+use crate::columns::{
+    COMMENT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, REACTION_COLUMNS, RUN_COLUMNS, USER_COLUMNS,
+};
 use crate::outbox::insert_entries;
 use crate::sql::{execute, internal, query_all, query_optional};
 
@@ -17,10 +19,10 @@ fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
     execute(
         conn,
         "INSERT INTO comments (id, review_id, author_id, category, status, body, version_id, anchor, run_id, \
-         created_at, edited_at, deleted_at, mentions, thread_revision) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 0) \
+         created_at, edited_at, deleted_at, mentions, thread_revision, assignee_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 0, ?14) \
          ON CONFLICT (id) DO UPDATE SET category = excluded.category, status = excluded.status, body = excluded.body, \
          anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
-         mentions = excluded.mentions",
+         mentions = excluded.mentions, assignee_id = excluded.assignee_id",
         params![
             c.id,
             c.review_id,
@@ -35,6 +37,7 @@ fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
             c.edited_at,
             c.deleted_at,
             optional_list_json(&c.mentions),
+            c.assignee_id,
         ],
     )
     .map_err(internal)?;
@@ -129,10 +132,17 @@ impl CommentStore for SqliteStore {
                 [&comment_id],
                 |row| columns::status_event(row, 0),
             )?;
+            let reactions = query_all(
+                tx,
+                &format!("SELECT {REACTION_COLUMNS} FROM reactions WHERE comment_id = ?1"),
+                [&comment_id],
+                |row| columns::reaction(row, 0),
+            )?;
             Ok(Some(CommentThread {
                 comment,
                 messages,
                 events,
+                reactions,
             }))
         })
         .await
@@ -172,23 +182,29 @@ impl CommentStore for SqliteStore {
                 "UPDATE reviews SET comments_revision = comments_revision + 1, updated_at = ?3, \
                  change_seq = change_seq + 1 WHERE id = ?1 AND CASE WHEN ?4 IS NULL \
                  THEN comments_revision = ?2 ELSE latest_version_id = ?4 END \
-                 RETURNING comments_revision",
+                 AND (?5 OR finalized_at IS NULL) RETURNING comments_revision",
                 params![
                     review_id,
                     write.expected_revision,
                     write.at,
-                    write.on_latest_version
+                    write.on_latest_version,
+                    write.even_if_finalized
                 ],
                 |row| row.integer(0),
             )?;
             let Some(revision) = bumped else {
                 let current = query_optional(
                     conn,
-                    "SELECT comments_revision FROM reviews WHERE id = ?1",
+                    "SELECT comments_revision, finalized_at IS NOT NULL FROM reviews WHERE id = ?1",
                     [&review_id],
-                    |row| row.integer(0),
+                    |row| Ok((row.integer(0)?, row.flag(1)?)),
                 )?;
-                return Err(StoreError::revision_moved(current));
+                if let Some((_, true)) = current
+                    && !write.even_if_finalized
+                {
+                    return Err(StoreError::ReviewFinalized);
+                }
+                return Err(StoreError::revision_moved(current.map(|(revision, _)| revision)));
             };
             if let Some(run_id) = &write.in_running_run {
                 let status = query_optional(

@@ -24,6 +24,7 @@ mod sql;
 mod text;
 mod visibility;
 mod webhooks;
+mod workflow;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -18,6 +18,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../migrations/0005_outbox_notifications.sql"),
     ),
     (6, include_str!("../migrations/0006_webhooks.sql")),
+    (7, include_str!("../migrations/0007_workflow.sql")),
     (15, include_str!("../migrations/0015_thread_revisions.sql")),
 ];
 

@@ -15,8 +15,9 @@ use rusqlite::{Connection, ToSql, params};
 
 use crate::SqliteStore;
 use crate::columns::{
-    COMMENT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, REVIEW_COLUMNS, REVIEW_FROM, RUN_COLUMNS,
-    SUMMARY_EXTRA_COLUMNS, SUMMARY_FROM, USER_COLUMNS, VERSION_COLUMNS,
+    COMMENT_COLUMNS, DECISION_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, REACTION_COLUMNS,
+    REVIEW_COLUMNS, REVIEW_FROM, REVIEWER_COLUMNS, RUN_COLUMNS, SUMMARY_EXTRA_COLUMNS,
+    SUMMARY_FROM, USER_COLUMNS, VERSION_COLUMNS,
 };
 use crate::organization::project_by_code;
 use crate::outbox::insert_entries;
@@ -171,14 +172,45 @@ impl ReviewStore for SqliteStore {
                 [id],
                 |row| columns::run(row, 0),
             )?;
+            let reviewers = query_all(
+                tx,
+                &format!(
+                    "SELECT {REVIEWER_COLUMNS} FROM reviewers WHERE review_id = ?1 \
+                     ORDER BY requested_at, user_id"
+                ),
+                [id],
+                |row| columns::reviewer(row, 0),
+            )?;
+            let decisions = query_all(
+                tx,
+                &format!(
+                    "SELECT {DECISION_COLUMNS} FROM decisions WHERE review_id = ?1 \
+                     ORDER BY created_at, id"
+                ),
+                [id],
+                |row| columns::decision(row, 0),
+            )?;
+            let reactions = query_all(
+                tx,
+                &format!(
+                    "SELECT {REACTION_COLUMNS} FROM reactions WHERE review_id = ?1 \
+                     ORDER BY created_at"
+                ),
+                [id],
+                |row| columns::reaction(row, 0),
+            )?;
             let users = query_all(
                 tx,
                 &format!(
                     "SELECT {USER_COLUMNS} FROM users u WHERE u.id IN ( \
                        SELECT owner_id FROM reviews WHERE id = ?1 \
+                       UNION SELECT finalized_by FROM reviews WHERE id = ?1 \
                        UNION SELECT author_id FROM comments WHERE review_id = ?1 \
+                       UNION SELECT assignee_id FROM comments WHERE review_id = ?1 \
                        UNION SELECT author_id FROM messages WHERE review_id = ?1 \
-                       UNION SELECT by_id FROM status_events WHERE review_id = ?1)"
+                       UNION SELECT by_id FROM status_events WHERE review_id = ?1 \
+                       UNION SELECT user_id FROM reviewers WHERE review_id = ?1 \
+                       UNION SELECT user_id FROM decisions WHERE review_id = ?1)"
                 ),
                 [id],
                 |row| columns::user(row, 0),
@@ -194,6 +226,9 @@ impl ReviewStore for SqliteStore {
                 messages,
                 events,
                 runs,
+                reviewers,
+                decisions,
+                reactions,
                 users,
                 project,
             }))
@@ -284,13 +319,17 @@ impl ReviewStore for SqliteStore {
             // Writes are serialized: what is read here stays true until this write commits.
             let current = query_optional(
                 conn,
-                "SELECT latest_version_id, comments_revision, structure_revision FROM reviews WHERE id = ?1",
+                "SELECT latest_version_id, comments_revision, structure_revision, finalized_at IS NOT NULL \
+                 FROM reviews WHERE id = ?1",
                 [&write.review_id],
-                |row| Ok((row.text(0)?, row.integer(1)?, row.integer(2)?)),
+                |row| Ok((row.text(0)?, row.integer(1)?, row.integer(2)?, row.flag(3)?)),
             )?;
-            let Some((latest, comments_revision, structure_revision)) = current else {
+            let Some((latest, comments_revision, structure_revision, finalized)) = current else {
                 return Err(StoreError::NotFound);
             };
+            if finalized {
+                return Err(StoreError::ReviewFinalized);
+            }
             let revisions = write.revisions_after(latest, comments_revision, structure_revision)?;
             let v = &write.version;
             if write.append {

@@ -115,6 +115,14 @@ fn search_comments(conn: &Connection, search: &CommentSearch) -> StoreResult<Vec
     if search.review_id.is_some() {
         filters.push_str(" AND i.review_id = :review_id");
     }
+    if search.assignee_id.is_some() {
+        // The assignee is the comment's (also for a reply); not kept on the items, as it is
+        // rarely filtered on: one lookup by key per candidate.
+        filters.push_str(
+            " AND EXISTS (SELECT 1 FROM comments c WHERE c.id = i.comment_id \
+             AND c.assignee_id = :assignee)",
+        );
+    }
     // CROSS JOIN keeps the full-text index the outer loop, read newest first, so the scan stops
     // after `CANDIDATES` rows that pass the filters.
     let sql = format!(
@@ -133,6 +141,7 @@ fn search_comments(conn: &Connection, search: &CommentSearch) -> StoreResult<Vec
         (":status", &status),
         (":category", &category),
         (":review_id", &search.review_id),
+        (":assignee", &search.assignee_id),
         (":candidates", &candidates_limit),
         (":start", &start),
         (":end", &end),

@@ -39,6 +39,7 @@ async fn comment_hits(store: &SqliteStore, word: &str) -> Vec<String> {
             status: None,
             category: None,
             review_id: None,
+            assignee_id: None,
             offset: 0,
             limit: 100,
         })
@@ -230,6 +231,7 @@ fn new_review(id: &str, title: &str, text: &str) -> NewReview {
             latest_source_hash: version.source_hash.clone(),
             structure: None,
             project_code: None,
+            finalized: None,
         },
         grants: Vec::new(),
         html: b"<p></p>".to_vec(),
@@ -261,6 +263,7 @@ fn comment(review_id: &str, id: &str, body: &str) -> CommentRecord {
         deleted_at: None,
         mentions: Vec::new(),
         thread_revision: CommentRecord::NEW_THREAD_REVISION,
+        assignee_id: None,
     }
 }
 

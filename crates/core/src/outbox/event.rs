@@ -16,6 +16,10 @@ pub enum EventType {
     ItemCancelled,
     /// A webhook delivery failed for good: the organization's admins are told.
     DeliveryFailed,
+    /// Someone was asked to review a document (they are in `notify`).
+    ReviewRequested,
+    /// A comment thread was handed to someone (they are in `notify`).
+    CommentAssigned,
 }
 
 impl EventType {
@@ -24,6 +28,8 @@ impl EventType {
             EventType::Public(kind) => kind.as_str(),
             EventType::ItemCancelled => "item.cancelled",
             EventType::DeliveryFailed => "delivery.failed",
+            EventType::ReviewRequested => "review.review_requested",
+            EventType::CommentAssigned => "comment.assigned",
         }
     }
 
@@ -31,6 +37,8 @@ impl EventType {
         match text {
             "item.cancelled" => Some(EventType::ItemCancelled),
             "delivery.failed" => Some(EventType::DeliveryFailed),
+            "review.review_requested" => Some(EventType::ReviewRequested),
+            "comment.assigned" => Some(EventType::CommentAssigned),
             _ => WebhookEventType::parse(text).map(EventType::Public),
         }
     }
@@ -215,7 +223,12 @@ mod tests {
                 "data": { "reviewId": "rv_1", "commentId": "cm_1", "actorId": "usr_a" }
             })
         );
-        for kind in [EventType::ItemCancelled, EventType::DeliveryFailed] {
+        for kind in [
+            EventType::ItemCancelled,
+            EventType::DeliveryFailed,
+            EventType::ReviewRequested,
+            EventType::CommentAssigned,
+        ] {
             assert_eq!(EventType::parse(kind.as_str()), Some(kind));
             assert_eq!(kind.webhook_type(), None);
         }

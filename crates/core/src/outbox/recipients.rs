@@ -17,6 +17,9 @@ pub struct Context<'a> {
     pub owner_id: Option<&'a str>,
     /// Who wrote the thread before this change: the comment's author, then each reply's.
     pub thread_authors: &'a [String],
+    /// The people the document is shared with as editors (read only for events that tell
+    /// them: decisions).
+    pub editors: &'a [String],
 }
 
 /// Everyone the event tells, with a reason each, before duplicates and access are sorted out.
@@ -40,6 +43,14 @@ pub fn candidates(event: &Event, context: &Context<'_>) -> Vec<Notice> {
             }
             if let Some(owner) = context.owner_id {
                 tell(owner, NotificationReason::Comment);
+            }
+        }
+        EventType::Public(WebhookEventType::ReviewDecision) => {
+            if let Some(owner) = context.owner_id {
+                tell(owner, NotificationReason::Decision);
+            }
+            for editor in context.editors {
+                tell(editor, NotificationReason::Decision);
             }
         }
         EventType::Public(WebhookEventType::RunCompleted) => {
@@ -108,7 +119,15 @@ mod tests {
 
     #[test]
     fn the_reasons_rank_as_designed() {
-        let order = [R::Mention, R::Reply, R::Comment, R::RunCompleted];
+        let order = [
+            R::Mention,
+            R::Assigned,
+            R::ReviewRequested,
+            R::Decision,
+            R::Reply,
+            R::Comment,
+            R::RunCompleted,
+        ];
         for pair in order.windows(2) {
             assert!(pair[0].outranks(pair[1]), "{pair:?}");
             assert!(!pair[1].outranks(pair[0]));
@@ -123,6 +142,7 @@ mod tests {
         let context = Context {
             owner_id: Some("owner"),
             thread_authors: &authors,
+            editors: &[],
         };
         let chosen = strongest(candidates(&event, &context), Some("bob"));
         assert_eq!(
@@ -146,8 +166,25 @@ mod tests {
             let context = Context {
                 owner_id: Some("owner"),
                 thread_authors: &[],
+                editors: &[],
             };
             assert!(candidates(&event, &context).is_empty(), "{kind}");
         }
+    }
+
+    #[test]
+    fn a_decision_tells_the_owner_and_the_editors() {
+        let event = Event::new("evt_1".into(), WebhookEventType::ReviewDecision, 0, "bob");
+        let editors = ["ed".to_string(), "bob".to_string()];
+        let context = Context {
+            owner_id: Some("owner"),
+            thread_authors: &[],
+            editors: &editors,
+        };
+        let chosen = strongest(candidates(&event, &context), Some("bob"));
+        assert_eq!(
+            chosen,
+            vec![notice("owner", R::Decision), notice("ed", R::Decision)]
+        );
     }
 }

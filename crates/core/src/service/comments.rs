@@ -72,11 +72,13 @@ impl Service {
                     deleted_at: None,
                     mentions,
                     thread_revision: CommentRecord::NEW_THREAD_REVISION,
+                    assignee_id: None,
                 };
                 let thread = CommentThread {
                     comment: comment.clone(),
                     messages: vec![],
                     events: vec![],
+                    reactions: vec![],
                 };
                 // A run's comments are drafts until the run completes, which is its own event.
                 let outbox = if run_id.is_some() {
@@ -570,7 +572,7 @@ impl Service {
     }
 
     /// Loads a visible, non-deleted comment after checking the base revision.
-    async fn live_thread(
+    pub(super) async fn live_thread(
         &self,
         actor: &Actor,
         review_id: &str,
@@ -615,7 +617,7 @@ impl Service {
 
     /// Applies a write to `thread` (see `commit`), and brings the thread's revision to what the
     /// write left: the store raises it by one for each thread a write changes.
-    async fn commit_to_thread(
+    pub(super) async fn commit_to_thread(
         &self,
         review_id: &str,
         head: &ReviewHead,
@@ -707,6 +709,7 @@ impl Service {
         thread: &CommentThread,
     ) -> Result<CommentView> {
         let mut ids: Vec<String> = std::iter::once(thread.comment.author_id.clone())
+            .chain(thread.comment.assignee_id.clone())
             .chain(thread.messages.iter().map(|m| m.author_id.clone()))
             .chain(thread.events.iter().map(|e| e.by_id.clone()))
             .collect();
@@ -727,6 +730,7 @@ impl Service {
         let run_status = |id: &str| runs.iter().find(|run| run.id == id).map(|run| run.status);
         let viewer = Viewer {
             user_id: actor.id(),
+            reactor: actor.id(),
             now: self.clock.now(),
             include_deleted: false,
         };
@@ -801,7 +805,7 @@ impl ThreadGuard {
 /// else only that the comment's thread is as it was read and the version is still the latest,
 /// so writers without a base conflict (and retry, or with a thread base are refused) only over
 /// the same thread, never because other comments of the document changed (DESIGN.md §4.4).
-fn one_comment_guard(
+pub(super) fn one_comment_guard(
     base: WriteBase,
     head: &ReviewHead,
     thread: &CommentThread,

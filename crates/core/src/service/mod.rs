@@ -18,6 +18,7 @@ mod runs;
 mod search;
 mod versions;
 mod webhooks;
+mod workflow;
 
 use std::sync::Arc;
 

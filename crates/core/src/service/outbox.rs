@@ -7,7 +7,7 @@ use super::Service;
 use super::notifications;
 use crate::access::Actor;
 use crate::error::Result;
-use crate::model::{Millis, ReviewHead, ReviewRecord};
+use crate::model::{GrantRole, Millis, ReviewHead, ReviewRecord, WebhookEventType};
 use crate::outbox::{
     Completion, Event, EventType, LEASE_MS, NotificationRecord, OutboxRow, Outcome, Sink,
     SinkDepth, Withdrawn, recipients, worker::Wakeups,
@@ -157,6 +157,10 @@ impl Service {
                     completion.notifications = self.notify_of(&event).await?;
                     completion.entries = self.deliveries_of(&event, &mut webhooks, now).await?;
                 }
+                // Workflow notices that no webhook subscribes to: only the people they name.
+                EventType::ReviewRequested | EventType::CommentAssigned => {
+                    completion.notifications = self.notify_of(&event).await?;
+                }
             }
             completions.push(completion);
         }
@@ -212,9 +216,15 @@ impl Service {
         {
             excerpt = notifications::excerpt(run.summary.as_deref().unwrap_or(&run.title));
         }
+        let editors = if event.kind == EventType::Public(WebhookEventType::ReviewDecision) {
+            self.editors_of(&head).await?
+        } else {
+            Vec::new()
+        };
         let context = recipients::Context {
             owner_id: Some(&head.review.owner_id),
             thread_authors: &thread_authors,
+            editors: &editors,
         };
         let chosen = recipients::strongest(
             recipients::candidates(event, &context),
@@ -229,6 +239,19 @@ impl Service {
             excerpt: &excerpt,
         };
         self.notifications_for(chosen, &head, &shape).await
+    }
+
+    /// The people the document is shared with as editors (their user ids).
+    async fn editors_of(&self, head: &ReviewHead) -> Result<Vec<String>> {
+        let mut editors = Vec::new();
+        for grant in &head.grants {
+            if grant.role == GrantRole::Editor
+                && let Some(account) = self.store.account_by_email(&grant.email).await?
+            {
+                editors.push(account.user.id);
+            }
+        }
+        Ok(editors)
     }
 
     /// Rows of a sink this node cannot deliver (no transport configured): given up at once.

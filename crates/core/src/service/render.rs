@@ -8,7 +8,8 @@
 //! deleted and created again under the same id, whose `change_seq` starts over, from the one
 //! kept.) What a caller is shown depends on them only through their `role` (three possible
 //! values), the project link, and, for an author inside the undo window, the `provisional` flags
-//! of their own items: [`ReviewReading::key`] names exactly those, and
+//! of their own items, and `reactedByMe` where they reacted: [`ReviewReading::key`] names
+//! exactly those, and
 //! [`ReviewReading::valid_until`] says when the undo window ends.
 
 use std::sync::Arc;
@@ -61,6 +62,8 @@ pub struct ReviewReading {
     project: Option<ProjectLinkView>,
     /// The caller, while their own items are still inside the undo window.
     personal: Option<String>,
+    /// The caller, when they reacted to something here (their `reactedByMe` flags).
+    reactor: Option<String>,
 }
 
 impl ReviewReading {
@@ -68,6 +71,7 @@ impl ReviewReading {
     pub fn view(&self) -> ReviewView {
         let viewer = Viewer {
             user_id: self.personal.as_deref().unwrap_or(""),
+            reactor: self.reactor.as_deref().unwrap_or(""),
             now: self.now,
             include_deleted: false,
         };
@@ -157,6 +161,17 @@ impl Service {
             key.push('\u{0}');
             key.push_str(user);
         }
+        // `reactedByMe` is the caller's own only where they reacted; everyone else who reacted
+        // to nothing here shares one rendering.
+        let reactor = state
+            .reactions
+            .iter()
+            .any(|reaction| reaction.user_id == actor.id())
+            .then(|| actor.id().to_string());
+        if let Some(user) = &reactor {
+            key.push_str("\u{0}r\u{0}");
+            key.push_str(user);
+        }
         Ok(ReviewReading {
             key,
             stamp,
@@ -170,6 +185,7 @@ impl Service {
             role,
             project,
             personal,
+            reactor,
         })
     }
 }

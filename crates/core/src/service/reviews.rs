@@ -245,6 +245,7 @@ impl Service {
             latest_source_hash: hash.clone(),
             structure: doc.structure,
             project_code,
+            finalized: None,
         };
         let mut created = self.event_on(WebhookEventType::ReviewCreated, actor, &record, now);
         created.version_id = Some(version.id.clone());
@@ -320,6 +321,7 @@ impl Service {
     ) -> ReviewView {
         let viewer = Viewer {
             user_id: actor.id(),
+            reactor: actor.id(),
             now: self.clock.now(),
             include_deleted,
         };

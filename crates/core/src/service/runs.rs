@@ -35,6 +35,9 @@ impl Service {
         let title = input.title.unwrap_or_else(|| "AI review".to_string());
         check_length("title", &title, 1, 300)?;
         let (head, _) = self.visible(actor, review_id).await?;
+        if head.review.finalized.is_some() {
+            return Err(Error::ReviewFinalized);
+        }
         self.require_latest(&head, input.version_id.as_deref())
             .await?;
         let now = self.clock.now();
@@ -117,6 +120,7 @@ impl Service {
                                 // notify their document's owner when the run completes.
                                 mentions: Vec::new(),
                                 thread_revision: CommentRecord::NEW_THREAD_REVISION,
+                                assignee_id: None,
                             });
                         }
                         Err(failure) => failed.push(failure),
@@ -147,6 +151,7 @@ impl Service {
                 let users = Users::new(&users);
                 let viewer = Viewer {
                     user_id: actor.id(),
+                    reactor: actor.id(),
                     now,
                     include_deleted: false,
                 };
@@ -159,6 +164,7 @@ impl Service {
                             comment,
                             messages: Vec::new(),
                             events: Vec::new(),
+                            reactions: Vec::new(),
                         };
                         BatchWritten {
                             index,
@@ -270,6 +276,8 @@ impl Service {
                 // their run runs. Failing or cancelling deletes them.
                 let mut write = CommentsWrite {
                     runs: vec![run.clone()],
+                    // A run started before the review was finalized may still finish.
+                    even_if_finalized: true,
                     ..CommentsWrite::default()
                 };
                 let mut kept = Vec::new();

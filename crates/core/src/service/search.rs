@@ -31,6 +31,15 @@ impl Service {
         let parsed = parse_query(query.q.as_deref())?;
         let limit = page::limit(query.limit)?;
         let offset = page::offset(query.cursor.as_deref(), SEARCH_COMMENT_WINDOW)?;
+        let assignee_id = match query.assignee.as_deref() {
+            None => None,
+            Some("me") => Some(actor.id().to_string()),
+            Some(other) => {
+                return Err(Error::invalid(format!(
+                    "assignee `{other}` is not supported; use `me`"
+                )));
+            }
+        };
         let Some(visibility) = access::visibility(actor) else {
             return Ok(CommentResults {
                 results: Vec::new(),
@@ -45,6 +54,7 @@ impl Service {
                 status: query.status,
                 category: query.category,
                 review_id: query.review_id,
+                assignee_id,
                 offset,
                 limit: limit + 1,
             })

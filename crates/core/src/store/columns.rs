@@ -13,6 +13,7 @@ use crate::model::{
     Provider, ReviewRecord, ReviewSummaryRecord, RunKind, RunRecord, RunStatus, Scope,
     SessionRecord, StatusEventRecord, TokenRecord, User, UserStatus, VersionRecord,
 };
+use crate::model::{DecisionKind, DecisionRecord, Emoji, ReactionRecord, ReviewerRecord};
 
 use super::StoreError;
 
@@ -53,7 +54,7 @@ pub trait Columns {
 }
 
 /// How many columns each record spans, for rows that hold several.
-pub const REVIEW_WIDTH: usize = 15;
+pub const REVIEW_WIDTH: usize = 17;
 pub const USER_WIDTH: usize = 4;
 pub const ACCOUNT_WIDTH: usize = USER_WIDTH + 5;
 pub const TOKEN_WIDTH: usize = 9;
@@ -153,6 +154,10 @@ pub fn review(row: &dyn Columns, at: usize) -> ColumnResult<ReviewRecord> {
         latest_source_hash: row.text(at + 12)?,
         structure: optional_json(row, at + 13)?,
         project_code: row.optional_text(at + 14)?,
+        finalized: match (row.optional_integer(at + 15)?, row.optional_text(at + 16)?) {
+            (Some(finalized_at), Some(by)) => Some((finalized_at, by)),
+            _ => None,
+        },
     })
 }
 
@@ -238,6 +243,44 @@ pub fn comment(row: &dyn Columns, at: usize) -> ColumnResult<CommentRecord> {
         deleted_at: row.optional_integer(at + 11)?,
         mentions: optional_json(row, at + 12)?.unwrap_or_default(),
         thread_revision: row.integer(at + 13)?,
+        assignee_id: row.optional_text(at + 14)?,
+    })
+}
+
+/// review id, user id, requested, due, requested by.
+pub fn reviewer(row: &dyn Columns, at: usize) -> ColumnResult<ReviewerRecord> {
+    Ok(ReviewerRecord {
+        review_id: row.text(at)?,
+        user_id: row.text(at + 1)?,
+        requested_at: row.integer(at + 2)?,
+        due_at: row.optional_integer(at + 3)?,
+        requested_by: row.text(at + 4)?,
+    })
+}
+
+/// id, review id, user id, decision, version id, body, created.
+pub fn decision(row: &dyn Columns, at: usize) -> ColumnResult<DecisionRecord> {
+    Ok(DecisionRecord {
+        id: row.text(at)?,
+        review_id: row.text(at + 1)?,
+        user_id: row.text(at + 2)?,
+        decision: word(row, at + 3, DecisionKind::parse)?,
+        version_id: row.text(at + 4)?,
+        body: row.optional_text(at + 5)?,
+        created_at: row.integer(at + 6)?,
+    })
+}
+
+/// review id, comment id, message id (empty for the comment's own), user id, emoji, created.
+pub fn reaction(row: &dyn Columns, at: usize) -> ColumnResult<ReactionRecord> {
+    let message_id = row.text(at + 2)?;
+    Ok(ReactionRecord {
+        review_id: row.text(at)?,
+        comment_id: row.text(at + 1)?,
+        message_id: (!message_id.is_empty()).then_some(message_id),
+        user_id: row.text(at + 3)?,
+        emoji: word(row, at + 4, Emoji::parse)?,
+        created_at: row.integer(at + 5)?,
     })
 }
 

@@ -31,6 +31,10 @@ pub struct CommentsWrite {
     /// one comment sent without a base revision conflicts only with writes to that same thread,
     /// not with the whole document.
     pub unchanged_thread: Option<ThreadGuard>,
+    /// Applies even to a finalized review. Otherwise a finalized review refuses the write
+    /// (`StoreError::ReviewFinalized`, checked in the same transaction): only a run finishing,
+    /// which was started before, may still change its own items.
+    pub even_if_finalized: bool,
     pub at: Millis,
     /// Inserted, or their changeable fields (category, status, body, anchor, edit and delete
     /// times) updated.

@@ -48,6 +48,8 @@ pub struct CommentSearch {
     pub status: Option<CommentStatus>,
     pub category: Option<Category>,
     pub review_id: Option<String>,
+    /// Of the comment (for a reply: of its comment).
+    pub assignee_id: Option<String>,
     pub offset: usize,
     pub limit: usize,
 }

@@ -40,3 +40,4 @@ mod thread_revisions;
 mod two_nodes;
 mod web;
 mod webhooks;
+mod workflow;

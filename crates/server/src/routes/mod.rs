@@ -13,6 +13,7 @@ mod reviews;
 mod runs;
 mod search;
 mod webhooks;
+mod workflow;
 
 use axum::Router;
 use axum::extract::Request;
@@ -112,6 +113,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(notifications::router())
         .merge(projects::router())
         .merge(org::router())
+        .merge(workflow::router())
         .merge(webhooks::router())
 }
 

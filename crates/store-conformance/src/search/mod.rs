@@ -66,6 +66,7 @@ fn comment_search(visibility: Visibility, query: SearchQuery) -> CommentSearch {
         status: None,
         category: None,
         review_id: None,
+        assignee_id: None,
         offset: 0,
         limit: 100,
     }
