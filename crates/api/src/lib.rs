@@ -8,11 +8,13 @@ pub mod requests;
 pub mod schema;
 pub mod secret;
 pub mod views;
+pub mod webhooks;
 pub mod wire;
 pub mod words;
 
 pub use error::ErrorBody;
 pub use requests::*;
 pub use views::*;
+pub use webhooks::*;
 pub use wire::*;
 pub use words::*;

@@ -793,6 +793,73 @@ impl Client {
         Ok(body.member)
     }
 
+    /// `GET /api/webhooks`.
+    pub async fn webhooks(&self) -> Result<WebhookList> {
+        self.call(Method::GET, "/api/webhooks").await
+    }
+
+    /// `POST /api/webhooks`: the answer holds the secret, shown only here.
+    pub async fn create_webhook(&self, new: &NewWebhook) -> Result<WebhookView> {
+        let body: WebhookBody = self.call_json(Method::POST, "/api/webhooks", new).await?;
+        Ok(body.webhook)
+    }
+
+    pub async fn webhook(&self, webhook_id: &str) -> Result<WebhookView> {
+        let path = format!("/api/webhooks/{}", segment(webhook_id));
+        let body: WebhookBody = self.call(Method::GET, &path).await?;
+        Ok(body.webhook)
+    }
+
+    pub async fn update_webhook(
+        &self,
+        webhook_id: &str,
+        change: &WebhookChange,
+    ) -> Result<WebhookView> {
+        let path = format!("/api/webhooks/{}", segment(webhook_id));
+        let body: WebhookBody = self.call_json(Method::PATCH, &path, change).await?;
+        Ok(body.webhook)
+    }
+
+    pub async fn delete_webhook(&self, webhook_id: &str) -> Result<WebhookView> {
+        let path = format!("/api/webhooks/{}", segment(webhook_id));
+        let body: WebhookBody = self.call(Method::DELETE, &path).await?;
+        Ok(body.webhook)
+    }
+
+    /// Queues a `ping` to the webhook; answers its delivery.
+    pub async fn ping_webhook(&self, webhook_id: &str) -> Result<DeliveryView> {
+        let path = format!("/api/webhooks/{}/ping", segment(webhook_id));
+        let body: DeliveryBody = self.call(Method::POST, &path).await?;
+        Ok(body.delivery)
+    }
+
+    /// A new secret (in the answer, shown only here); the old one signs 24 more hours.
+    pub async fn rotate_webhook_secret(&self, webhook_id: &str) -> Result<WebhookView> {
+        let path = format!("/api/webhooks/{}/rotate-secret", segment(webhook_id));
+        let body: WebhookBody = self.call(Method::POST, &path).await?;
+        Ok(body.webhook)
+    }
+
+    pub async fn webhook_deliveries(
+        &self,
+        webhook_id: &str,
+        page: &PageQuery,
+    ) -> Result<DeliveryList> {
+        let path = format!("/api/webhooks/{}/deliveries", segment(webhook_id));
+        self.call_query(Method::GET, &path, page).await
+    }
+
+    /// Queues the delivery's event again (same body, same `webhook-id`); answers the new one.
+    pub async fn redeliver(&self, webhook_id: &str, delivery_id: &str) -> Result<DeliveryView> {
+        let path = format!(
+            "/api/webhooks/{}/deliveries/{}/redeliver",
+            segment(webhook_id),
+            segment(delivery_id)
+        );
+        let body: DeliveryBody = self.call(Method::POST, &path).await?;
+        Ok(body.delivery)
+    }
+
     pub async fn admins(&self, page: &PageQuery) -> Result<AdminList> {
         self.call_query(Method::GET, "/api/org/admins", page).await
     }

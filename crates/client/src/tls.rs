@@ -18,7 +18,7 @@ use rustls_platform_verifier::BuilderVerifierExt;
 ///
 /// A client of an `http://` server trusts nothing: it never makes a TLS connection (a redirect
 /// to HTTPS fails), and it works on a machine without system certificates.
-pub(crate) fn client_config(https: bool) -> Result<ClientConfig, rustls::Error> {
+pub fn client_config(https: bool) -> Result<ClientConfig, rustls::Error> {
     let builder =
         ClientConfig::builder_with_provider(provider()).with_safe_default_protocol_versions()?;
     let mut config = if https {

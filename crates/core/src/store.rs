@@ -15,6 +15,7 @@ mod organization;
 mod outbox;
 mod reviews;
 mod search;
+mod webhooks;
 
 pub use accounts::AccountStore;
 pub use comments::{CommentStamp, CommentStore, CommentsWrite};
@@ -26,6 +27,7 @@ pub use search::{
     SEARCH_COMMENT_WINDOW, SEARCH_DOCUMENT_WINDOW, SEARCH_TEXT_MAX_CHARS, SNIPPET_ELLIPSIS,
     SearchQuery, SearchStore, SearchTerm,
 };
+pub use webhooks::{DeliveryRecord, WebhookRecord, WebhookStore};
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
 type Source = Box<dyn std::error::Error + Send + Sync>;
@@ -124,6 +126,7 @@ pub trait Store:
     + OrganizationStore
     + SearchStore
     + OutboxStore
+    + WebhookStore
     + Send
     + Sync
     + 'static

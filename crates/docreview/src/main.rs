@@ -11,6 +11,7 @@ mod logging;
 mod mail;
 mod mcp;
 mod remote;
+mod webhooks;
 
 /// mimalloc: the server allocates many short-lived strings per request from several threads,
 /// where glibc's allocator spent a third of the CPU time in a read-load profile.
@@ -120,6 +121,14 @@ enum Command {
     Org {
         #[command(subcommand)]
         command: remote::OrgCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
+    /// Webhooks (org admins): list, create, show, update, delete, ping, rotate-secret,
+    /// deliveries, redeliver.
+    Webhooks {
+        #[command(subcommand)]
+        command: Option<remote::WebhooksCommand>,
         #[command(flatten)]
         output: remote::Output,
     },
@@ -262,6 +271,14 @@ struct ServeArgs {
     #[arg(long, env = "DOCREVIEW_DIGEST_HOUR", default_value_t = 7,
           value_parser = clap::value_parser!(u8).range(0..=23))]
     digest_hour: u8,
+    /// Let webhooks reach loopback, private and link-local addresses, and plain http:// (a
+    /// receiver on the same machine or network; tests).
+    #[arg(long, env = "DOCREVIEW_WEBHOOK_ALLOW_PRIVATE")]
+    webhook_allow_private: bool,
+    /// Delays before each retry of a failed webhook delivery (ms, s, m, h, d); after the
+    /// last, the delivery is failed and the org admins are notified.
+    #[arg(long, env = "DOCREVIEW_WEBHOOK_RETRY_SCHEDULE", default_value = docreview_core::outbox::webhook::DEFAULT_RETRY_SCHEDULE)]
+    webhook_retry_schedule: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -408,6 +425,10 @@ fn run(cli: Cli) -> std::process::ExitCode {
             runtime.block_on(remote::projects(command, &output))
         }
         Command::Org { command, output } => runtime.block_on(remote::org(command, &output)),
+        Command::Webhooks { command, output } => runtime.block_on(remote::webhooks(
+            command.unwrap_or(remote::WebhooksCommand::List),
+            &output,
+        )),
         Command::Mcp => runtime.block_on(remote::mcp()),
     };
     match outcome {
@@ -550,6 +571,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         shared,
         args.max_html_bytes,
         mail,
+    );
+    let retry_schedule = docreview_core::outbox::parse_schedule(&args.webhook_retry_schedule)
+        .map_err(|error| anyhow::anyhow!("DOCREVIEW_WEBHOOK_RETRY_SCHEDULE: {error}"))?;
+    let transport = webhooks::HttpTransport::new(args.webhook_allow_private)
+        .context("setting up webhook deliveries")?;
+    let service = Arc::new(
+        Arc::into_inner(service)
+            .context("the service is not shared yet")?
+            .with_webhooks(docreview_core::service::WebhookSettings {
+                transport: Some(Arc::new(transport)),
+                retry_schedule,
+            }),
     );
     service.ensure_service_accounts().await?;
     // Accounts made before handles existed get theirs before the first request is served.

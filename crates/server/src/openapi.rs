@@ -53,6 +53,7 @@ const REQUEST_ID_HEADER: &str = "x-request-id";
         (name = "notifications", description = "Mentions and notifications, read and live"),
         (name = "projects", description = "Projects, their roles and documents"),
         (name = "org", description = "Organization members and administrators"),
+        (name = "webhooks", description = "Webhooks (Standard Webhooks): registration, secrets, deliveries"),
         (name = "health", description = "Liveness and readiness, without credentials"),
     )
 )]

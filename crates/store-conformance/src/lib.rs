@@ -41,6 +41,7 @@ mod search;
 mod sessions;
 mod versions;
 mod visibility;
+mod webhooks;
 
 pub use accounts::{check_accounts, check_ensure_account, check_tokens, check_users_and_projects};
 pub use comments::{
@@ -92,6 +93,7 @@ pub use versions::{
     check_write_version_append, check_write_version_replace, check_write_version_stale,
 };
 pub use visibility::check_visibility_matrix;
+pub use webhooks::{check_webhook_deliveries, check_webhooks_round_trip};
 
 /// A fresh store for one check, and the guard that releases its resources (a temporary
 /// directory, a scratch database) when dropped: after the check, also when it fails.
@@ -183,6 +185,8 @@ macro_rules! conformance_tests {
             check_handles,
             check_mentions_round_trip,
             check_notification_listing_and_reading,
+            check_webhooks_round_trip,
+            check_webhook_deliveries,
         );
     };
 }

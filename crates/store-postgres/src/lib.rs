@@ -27,6 +27,7 @@ mod reviews;
 mod search;
 mod sql;
 mod visibility;
+mod webhooks;
 
 pub use events::{EVENTS_CHANNEL, PEOPLE_CHANNEL};
 

@@ -21,6 +21,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../migrations/0005_outbox_notifications.sql"),
     ),
+    (6, include_str!("../migrations/0006_webhooks.sql")),
 ];
 
 /// The advisory lock key serializing migrations: "docrevie" in ASCII, unlikely to meet another

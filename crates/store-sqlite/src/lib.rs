@@ -23,6 +23,7 @@ mod search;
 mod sql;
 mod text;
 mod visibility;
+mod webhooks;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -17,6 +17,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../migrations/0005_outbox_notifications.sql"),
     ),
+    (6, include_str!("../migrations/0006_webhooks.sql")),
 ];
 
 pub fn apply(conn: &mut Connection) -> StoreResult<()> {

@@ -15,6 +15,7 @@
 
 pub mod event;
 pub mod recipients;
+pub mod webhook;
 pub mod worker;
 
 pub use event::{Event, EventType, Notice};

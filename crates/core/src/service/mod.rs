@@ -17,6 +17,7 @@ mod reviews;
 mod runs;
 mod search;
 mod versions;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ pub use accounts::{CliLoginRequest, IssuedToken, NewUser, SignedIn, service_acco
 pub use projects::{ProjectSnapshot, SnapshotProject, SnapshotStatus};
 pub use reviews::{HtmlUpload, VersionMode, VersionUpload};
 pub use versions::{TextChange, TextChangeKind, VersionCounts};
+pub use webhooks::WebhookSettings;
 
 use crate::access::{self, Actor};
 use crate::cache::BoundedCache;
@@ -77,6 +79,8 @@ pub struct Service {
     failed_sign_ins_from: FailureLimiter,
     /// This node's claims on the outbox, and its workers' wake-ups.
     outbox: outbox::OutboxState,
+    /// How webhooks are delivered (`with_webhooks`).
+    webhooks: webhooks::WebhookSettings,
 }
 
 impl Service {
@@ -91,6 +95,7 @@ impl Service {
         let node = crate::ids::new_id("node_", clock.now(), &OsEntropy);
         Service {
             outbox: outbox::OutboxState::new(node),
+            webhooks: webhooks::WebhookSettings::default(),
             states,
             store,
             clock,

@@ -95,8 +95,8 @@ impl Service {
             .increment(claimed as u64);
         let completions = match sink {
             Sink::Event => self.fan_out(&rows).await?,
+            Sink::Webhook => self.deliver_webhooks(&rows).await?,
             Sink::Mail => self.send_mails(&rows).await?,
-            Sink::Webhook => self.undeliverable(&rows),
         };
         let failed = completions
             .iter()
@@ -124,6 +124,8 @@ impl Service {
     async fn fan_out(&self, rows: &[OutboxRow]) -> Result<Vec<Completion>> {
         let now = self.clock.now();
         let mut completions = Vec::with_capacity(rows.len());
+        // Read once per batch, when an event needs them.
+        let mut webhooks = None;
         for row in rows {
             let event: Event = match serde_json::from_str(&row.payload) {
                 Ok(event) => event,
@@ -140,18 +142,26 @@ impl Service {
                 response_status: None,
             };
             let mut completion = Completion::new(row, done, now);
-            if event.kind == EventType::ItemCancelled {
-                completion.withdraw = match (&event.message_id, &event.comment_id) {
-                    (Some(message_id), _) => Some(Withdrawn::Reply(message_id.clone())),
-                    (None, Some(comment_id)) => Some(Withdrawn::Comment(comment_id.clone())),
-                    (None, None) => None,
-                };
-            } else {
-                let (notifications, head) = self.notify_of(&event).await?;
-                completion.entries = self
-                    .instant_mails(&notifications, head.as_ref(), now)
-                    .await?;
-                completion.notifications = notifications;
+            match event.kind {
+                EventType::ItemCancelled => {
+                    completion.withdraw = match (&event.message_id, &event.comment_id) {
+                        (Some(message_id), _) => Some(Withdrawn::Reply(message_id.clone())),
+                        (None, Some(comment_id)) => Some(Withdrawn::Comment(comment_id.clone())),
+                        (None, None) => None,
+                    };
+                }
+                EventType::DeliveryFailed => {
+                    completion.notifications = self.tell_admins(&event).await?;
+                }
+                EventType::Public(_) => {
+                    let (notifications, head) = self.notify_of(&event).await?;
+                    completion.entries = self.deliveries_of(&event, &mut webhooks, now).await?;
+                    completion.entries.extend(
+                        self.instant_mails(&notifications, head.as_ref(), now)
+                            .await?,
+                    );
+                    completion.notifications = notifications;
+                }
             }
             completions.push(completion);
         }
@@ -233,7 +243,7 @@ impl Service {
     }
 
     /// Rows of a sink this node cannot deliver (no transport configured): given up at once.
-    fn undeliverable(&self, rows: &[OutboxRow]) -> Vec<Completion> {
+    pub(super) fn undeliverable(&self, rows: &[OutboxRow]) -> Vec<Completion> {
         let now = self.clock.now();
         rows.iter()
             .map(|row| {

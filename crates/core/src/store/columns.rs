@@ -442,3 +442,39 @@ pub fn notification(
         read_at: row.optional_integer(at + 10)?,
     })
 }
+
+/// A webhook: `id, url, events (JSON list), project_code, description, active, secret,
+/// previous_secret, previous_expires_at, created_by, created_at`.
+pub fn webhook(row: &dyn Columns, at: usize) -> ColumnResult<super::WebhookRecord> {
+    Ok(super::WebhookRecord {
+        id: row.text(at)?,
+        url: row.text(at + 1)?,
+        events: json(row, at + 2)?,
+        project_code: row.optional_text(at + 3)?,
+        description: row.optional_text(at + 4)?,
+        active: row.flag(at + 5)?,
+        secret: row.text(at + 6)?,
+        previous_secret: row.optional_text(at + 7)?,
+        previous_expires_at: row.optional_integer(at + 8)?,
+        created_by: row.text(at + 9)?,
+        created_at: row.integer(at + 10)?,
+    })
+}
+
+/// A webhook delivery (an outbox row): `id, target, event_id, kind, payload, attempts, status,
+/// last_response_status, last_error, created_at, next_attempt_at`.
+pub fn delivery(row: &dyn Columns, at: usize) -> ColumnResult<super::DeliveryRecord> {
+    Ok(super::DeliveryRecord {
+        id: row.text(at)?,
+        webhook_id: row.optional_text(at + 1)?.unwrap_or_default(),
+        event_id: row.text(at + 2)?,
+        kind: row.text(at + 3)?,
+        payload: row.text(at + 4)?,
+        attempts: row.integer(at + 5)?,
+        status: word(row, at + 6, crate::model::DeliveryStatus::parse)?,
+        last_response_status: row.optional_integer(at + 7)?,
+        last_error: row.optional_text(at + 8)?,
+        created_at: row.integer(at + 9)?,
+        next_attempt_at: row.integer(at + 10)?,
+    })
+}

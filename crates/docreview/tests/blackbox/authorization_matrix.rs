@@ -157,6 +157,10 @@ const MATRIX: &[Row] = &[
                                                                                          ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
     row("DELETE", "/api/org/admins",                                 Json(r#"{"email":"bystander@matrix.example"}"#), READ,
                                                                                          ["401", "frb", "frb", "frb", "isc", "isc", "isc", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
+    // Webhooks (org admins; writes need `org`)
+    row("GET",    "/api/webhooks",                                   NoBody, READ,  ["401", "frb", "frb", "frb", "200", "200", "200", "200", "200", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "200"]),
+    row("POST",   "/api/webhooks",                                   Json(r#"{"url":"https://93.184.216.34/matrix","events":["ping"]}"#), READ,
+                                                                                         ["401", "frb", "frb", "frb", "isc", "isc", "isc", "201", "201", "frb", "frb", "frb", "frb", "frb", "frb", "frb", "201"]),
 ];
 
 const DOC_HTML: &str = "<h1 id=\"top\">Matrix</h1><p>First paragraph about the plan.</p>\

@@ -39,3 +39,4 @@ mod search;
 mod smoke;
 mod two_nodes;
 mod web;
+mod webhooks;

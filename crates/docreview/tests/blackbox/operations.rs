@@ -522,6 +522,8 @@ fn serve_help_lists_every_setting() {
         "DOCREVIEW_TRUSTED_PROXIES",
         "DOCREVIEW_MAX_CONNECTIONS",
         "DOCREVIEW_HEADER_TIMEOUT_SECS",
+        "DOCREVIEW_WEBHOOK_ALLOW_PRIVATE",
+        "DOCREVIEW_WEBHOOK_RETRY_SCHEDULE",
     ] {
         assert!(help.contains(variable), "{variable} missing from:\n{help}");
     }

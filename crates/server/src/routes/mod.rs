@@ -12,6 +12,7 @@ mod projects;
 mod reviews;
 mod runs;
 mod search;
+mod webhooks;
 
 use axum::Router;
 use axum::extract::Request;
@@ -111,6 +112,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(notifications::router())
         .merge(projects::router())
         .merge(org::router())
+        .merge(webhooks::router())
 }
 
 /// Health endpoints, outside the credential layer.
