@@ -461,6 +461,11 @@ pub struct NotificationsRead {
 pub struct NotificationSettings {
     /// `instant` (a mail each), `daily` (one digest a day) or `off`.
     pub email: EmailFrequency,
+    /// Whether this server sends mail at all (`DOCREVIEW_SMTP_URL` is set): when `false`, the
+    /// setting is kept but nothing is mailed. In answers only; ignored when sent.
+    #[serde(rename = "mailEnabled", default)]
+    #[schema(read_only)]
+    pub mail_enabled: bool,
 }
 
 /// `POST /api/reviews/{id}/reviewers`: ask someone who can read the document to review it.

@@ -13,6 +13,7 @@ pub mod identity;
 pub mod ids;
 pub mod import;
 pub mod limit;
+pub mod mail;
 pub mod model;
 pub mod outbox;
 pub mod service;

@@ -8,6 +8,7 @@
 mod config;
 mod demo;
 mod logging;
+mod mail;
 mod mcp;
 mod remote;
 mod webhooks;
@@ -28,6 +29,7 @@ use clap::{Args, Parser, Subcommand};
 use docreview_core::Service;
 use docreview_core::clock::{Clock, OffsetClock, SystemClock};
 use docreview_core::identity::{Secret, SharedTokens};
+use docreview_core::mail::MailSetup;
 use docreview_core::model::{Scope, SharedKind};
 use docreview_core::service::{NewUser, Settings};
 use docreview_core::store::Store;
@@ -256,6 +258,19 @@ struct ServeArgs {
     /// client; from any other peer the header is ignored [default: none].
     #[arg(long, env = "DOCREVIEW_TRUSTED_PROXIES")]
     trusted_proxies: Option<String>,
+    /// The mail server: smtp://[user:pass@]host:port (STARTTLS when offered; `?tls=required`
+    /// insists on it) or smtps://… (TLS from the start). Unset: no mail is sent. Holds a
+    /// password: prefer the environment or the config file.
+    #[arg(long, env = "DOCREVIEW_SMTP_URL", hide_env_values = true)]
+    smtp_url: Option<String>,
+    /// The sender of every mail, e.g. `docreview <docreview@example.com>` (needed with
+    /// DOCREVIEW_SMTP_URL).
+    #[arg(long, env = "DOCREVIEW_MAIL_FROM")]
+    mail_from: Option<String>,
+    /// The hour (UTC, 0-23) daily digests are sent.
+    #[arg(long, env = "DOCREVIEW_DIGEST_HOUR", default_value_t = 7,
+          value_parser = clap::value_parser!(u8).range(0..=23))]
+    digest_hour: u8,
     /// Let webhooks reach loopback, private and link-local addresses, and plain http:// (a
     /// receiver on the same machine or network; tests).
     #[arg(long, env = "DOCREVIEW_WEBHOOK_ALLOW_PRIVATE")]
@@ -479,9 +494,15 @@ fn describe(backend: &Backend) -> String {
     }
 }
 
-fn service_on(store: Arc<dyn Store>, shared: SharedTokens, max_html_bytes: usize) -> Arc<Service> {
+fn service_on(
+    store: Arc<dyn Store>,
+    shared: SharedTokens,
+    max_html_bytes: usize,
+    mail: Option<MailSetup>,
+) -> Arc<Service> {
     let settings = Settings {
         max_html_bytes,
+        mail,
         ..Settings::default()
     };
     Arc::new(Service::new(store, clock(), shared, settings))
@@ -535,10 +556,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         None
     };
+    // Bound before the service is made: mail links need the address when no public URL is set.
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
+    let address = listener.local_addr()?;
+    let base_url = args
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{address}"));
+    let mail = mail_setup(&args, &base_url)?;
     let service = service_on(
         open_store(&backend, &args.storage).await?,
         shared,
         args.max_html_bytes,
+        mail,
     );
     let retry_schedule = docreview_core::outbox::parse_schedule(&args.webhook_retry_schedule)
         .map_err(|error| anyhow::anyhow!("DOCREVIEW_WEBHOOK_RETRY_SCHEDULE: {error}"))?;
@@ -558,14 +590,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if assigned > 0 {
         tracing::info!(count = assigned, "gave older accounts their handles");
     }
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("binding {}", args.listen))?;
-    let address = listener.local_addr()?;
-    let base_url = args
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{address}"));
     if args.demo {
         let seeded = demo::seed(&service)
             .await
@@ -638,6 +662,24 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         metrics_server.abort();
     }
     Ok(())
+}
+
+/// Mail as configured: both the server and the sender, or neither (then no mail).
+fn mail_setup(args: &ServeArgs, base_url: &str) -> anyhow::Result<Option<MailSetup>> {
+    let url = args.smtp_url.as_deref().filter(|url| !url.is_empty());
+    let from = args.mail_from.as_deref().filter(|from| !from.is_empty());
+    let (url, from) = match (url, from) {
+        (None, None) => return Ok(None),
+        (Some(url), Some(from)) => (url, from),
+        (Some(_), None) => bail!("DOCREVIEW_SMTP_URL is set: set DOCREVIEW_MAIL_FROM too"),
+        (None, Some(_)) => bail!("DOCREVIEW_MAIL_FROM is set: set DOCREVIEW_SMTP_URL too"),
+    };
+    let mailer = mail::SmtpMailer::new(url, from)?;
+    Ok(Some(MailSetup {
+        mailer: Arc::new(mailer),
+        public_url: base_url.trim_end_matches('/').to_string(),
+        digest_hour: args.digest_hour,
+    }))
 }
 
 /// The shared tokens configured, each at least `MIN_TOKEN_CHARS` long (empty means unset).
@@ -883,6 +925,7 @@ async fn open_admin_service(storage: &StorageArgs) -> anyhow::Result<Arc<Service
         store,
         SharedTokens::default(),
         Settings::default().max_html_bytes,
+        None,
     ))
 }
 

@@ -67,8 +67,9 @@ pub use organization::{
     check_token_listing_and_revocation, check_update_account,
 };
 pub use outbox::{
-    check_outbox_claims_and_outcomes, check_outbox_completion_writes_what_follows,
-    check_outbox_concurrent_claims_take_each_row_once, check_outbox_rows_commit_with_their_change,
+    check_instance_keys_and_digest_people, check_outbox_claims_and_outcomes,
+    check_outbox_completion_writes_what_follows, check_outbox_concurrent_claims_take_each_row_once,
+    check_outbox_rows_commit_with_their_change,
 };
 pub use projects::{
     check_change_project_roles, check_import_projects, check_link_project, check_list_projects,
@@ -186,6 +187,7 @@ macro_rules! conformance_tests {
             check_outbox_claims_and_outcomes,
             check_outbox_concurrent_claims_take_each_row_once,
             check_outbox_completion_writes_what_follows,
+            check_instance_keys_and_digest_people,
             check_handles,
             check_mentions_round_trip,
             check_notification_listing_and_reading,

@@ -440,3 +440,56 @@ pub async fn check_outbox_completion_writes_what_follows(store: Arc<dyn Store>) 
     .expect("the withdrawal is heard");
     assert!(told == "usr_bob" || told == "usr_alice");
 }
+
+/// The installation's keys: the first stored wins on every node; and the people of the daily
+/// digest with the period their last one covered, which only moves forward.
+pub async fn check_instance_keys_and_digest_people(store: Arc<dyn Store>) {
+    let first = store
+        .instance_key("unsubscribe", vec![1; 32], T0)
+        .await
+        .expect("key");
+    assert_eq!(first, vec![1; 32]);
+    let again = store
+        .instance_key("unsubscribe", vec![2; 32], T0 + 1)
+        .await
+        .expect("key");
+    assert_eq!(again, first, "a second candidate does not replace the key");
+    let other = store
+        .instance_key("other", vec![3; 16], T0)
+        .await
+        .expect("key");
+    assert_eq!(other, vec![3; 16]);
+
+    let ada = user(&store, "ada").await;
+    user(&store, "bob").await;
+    let mut cy = user(&store, "cy").await;
+    assert!(store.digest_people().await.expect("people").is_empty());
+    for id in ["ada", "cy"] {
+        assert!(
+            store
+                .set_email_frequency(id, docreview_core::model::EmailFrequency::Daily)
+                .await
+                .expect("set")
+        );
+    }
+    // A suspended person gets no digest.
+    cy.status = docreview_core::model::UserStatus::Suspended;
+    store.update_account(cy).await.expect("suspend");
+    assert_eq!(
+        store.digest_people().await.expect("people"),
+        vec![("ada".to_string(), None)]
+    );
+    store
+        .set_digest_until(ada.id(), T0 + 500)
+        .await
+        .expect("until");
+    store
+        .set_digest_until(ada.id(), T0 + 100)
+        .await
+        .expect("an older one");
+    store.set_digest_until("ghost", T0).await.expect("nobody");
+    assert_eq!(
+        store.digest_people().await.expect("people"),
+        vec![("ada".to_string(), Some(T0 + 500))]
+    );
+}

@@ -13,7 +13,7 @@ use sqlx::PgConnection;
 use crate::PgStore;
 use crate::error::map_error;
 use crate::events::tell_people;
-use crate::sql::{decode_all, decode_optional};
+use crate::sql::{decode_all, decode_one, decode_optional};
 
 /// An outbox row as claimed, for `columns::outbox_row`.
 const OUTBOX_COLUMNS: &str = "o.id, o.sink, o.kind, o.event_id, o.target, o.payload, o.created_at, \
@@ -301,5 +301,53 @@ impl OutboxStore for PgStore {
             .map_err(map_error)?
             .rows_affected();
         Ok(changed > 0)
+    }
+
+    async fn instance_key(
+        &self,
+        name: &str,
+        candidate: Vec<u8>,
+        at: Millis,
+    ) -> StoreResult<Vec<u8>> {
+        sqlx::query(
+            "INSERT INTO instance_keys (name, key, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(name)
+        .bind(candidate)
+        .bind(at)
+        .execute(&self.pool)
+        .await
+        .map_err(map_error)?;
+        let row = sqlx::query("SELECT key FROM instance_keys WHERE name = $1")
+            .bind(name)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(map_error)?;
+        decode_one(&row, |row| row.bytes(0))
+    }
+
+    async fn digest_people(&self) -> StoreResult<Vec<(String, Option<Millis>)>> {
+        let rows = sqlx::query(
+            "SELECT id, digest_until FROM users \
+             WHERE email_notifications = 'daily' AND status = 'active' ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_error)?;
+        decode_all(&rows, |row| Ok((row.text(0)?, row.optional_integer(1)?)))
+    }
+
+    async fn set_digest_until(&self, user_id: &str, until: Millis) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE users SET digest_until = $2 \
+             WHERE id = $1 AND (digest_until IS NULL OR digest_until < $2)",
+        )
+        .bind(user_id)
+        .bind(until)
+        .execute(&self.pool)
+        .await
+        .map_err(map_error)?;
+        Ok(())
     }
 }

@@ -6,7 +6,7 @@ use docreview_core::outbox::{
     Completion, NotificationRecord, OutboxEntry, OutboxRow, Sink, SinkDepth, Withdrawn,
 };
 use docreview_core::store::columns::{self, OutcomeColumns};
-use docreview_core::store::{OutboxStore, StoreResult, count_param};
+use docreview_core::store::{OutboxStore, StoreError, StoreResult, count_param};
 use rusqlite::{Connection, params};
 
 use crate::SqliteStore;
@@ -315,6 +315,62 @@ impl OutboxStore for SqliteStore {
             )
             .map_err(internal)?;
             Ok(changed > 0)
+        })
+        .await
+    }
+
+    async fn instance_key(
+        &self,
+        name: &str,
+        candidate: Vec<u8>,
+        at: Millis,
+    ) -> StoreResult<Vec<u8>> {
+        let name = name.to_string();
+        self.write(move |conn| {
+            execute(
+                conn,
+                "INSERT INTO instance_keys (name, key, created_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT DO NOTHING",
+                params![name, candidate, at],
+            )
+            .map_err(internal)?;
+            let keys = query_all(
+                conn,
+                "SELECT key FROM instance_keys WHERE name = ?1",
+                [name],
+                |row| row.bytes(0),
+            )?;
+            keys.into_iter()
+                .next()
+                .ok_or_else(|| StoreError::Internal("the instance key vanished".into()))
+        })
+        .await
+    }
+
+    async fn digest_people(&self) -> StoreResult<Vec<(String, Option<Millis>)>> {
+        self.read(move |tx| {
+            query_all(
+                tx,
+                "SELECT id, digest_until FROM users \
+                 WHERE email_notifications = 'daily' AND status = 'active' ORDER BY id",
+                [],
+                |row| Ok((row.text(0)?, row.optional_integer(1)?)),
+            )
+        })
+        .await
+    }
+
+    async fn set_digest_until(&self, user_id: &str, until: Millis) -> StoreResult<()> {
+        let user_id = user_id.to_string();
+        self.write(move |conn| {
+            execute(
+                conn,
+                "UPDATE users SET digest_until = ?2 \
+                 WHERE id = ?1 AND (digest_until IS NULL OR digest_until < ?2)",
+                params![user_id, until],
+            )
+            .map_err(internal)?;
+            Ok(())
         })
         .await
     }

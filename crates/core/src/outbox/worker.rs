@@ -58,16 +58,37 @@ impl Drop for Workers {
     }
 }
 
-/// Starts one worker per sink.
+/// How often a node with mail set up checks whether today's digests are due.
+const DIGEST_CHECK_INTERVAL: Duration = Duration::from_secs(30);
+
+/// Starts one worker per sink, and the digest scheduler when mail is set up.
 pub fn start(service: &Arc<Service>) -> Workers {
-    let tasks = Sink::ALL
+    let mut tasks: Vec<_> = Sink::ALL
         .into_iter()
         .map(|sink| {
             let service = Arc::clone(service);
             tokio::spawn(async move { work(&service, sink).await })
         })
         .collect();
+    if service.mail_enabled() {
+        let service = Arc::clone(service);
+        tasks.push(tokio::spawn(
+            async move { schedule_digests(&service).await },
+        ));
+    }
     Workers { tasks }
+}
+
+async fn schedule_digests(service: &Arc<Service>) {
+    loop {
+        if let Err(error) = service.schedule_digests().await {
+            tracing::warn!(
+                error = error.detail(),
+                "could not schedule the daily digests"
+            );
+        }
+        tokio::time::sleep(DIGEST_CHECK_INTERVAL).await;
+    }
 }
 
 async fn work(service: &Arc<Service>, sink: Sink) {

@@ -4,6 +4,7 @@ mod accounts;
 mod comments;
 mod export;
 mod find;
+mod mail;
 mod manage;
 mod notifications;
 mod org;
@@ -48,6 +49,8 @@ pub(crate) const MAX_ATTEMPTS: usize = 64;
 pub struct Settings {
     pub max_html_bytes: usize,
     pub text_cache_bytes: usize,
+    /// Mail delivery; `None`: no mail is written or sent, and everything else works.
+    pub mail: Option<crate::mail::MailSetup>,
 }
 
 impl Default for Settings {
@@ -55,6 +58,7 @@ impl Default for Settings {
         Settings {
             max_html_bytes: 10 * 1024 * 1024,
             text_cache_bytes: 32 * 1024 * 1024,
+            mail: None,
         }
     }
 }

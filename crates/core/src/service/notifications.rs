@@ -213,7 +213,10 @@ impl Service {
             .email_frequency(actor.id())
             .await?
             .ok_or(Error::NotFound("user"))?;
-        Ok(NotificationSettings { email })
+        Ok(NotificationSettings {
+            email,
+            mail_enabled: self.mail_enabled(),
+        })
     }
 
     /// `PATCH /api/me/notification-settings`.
@@ -235,7 +238,10 @@ impl Service {
         {
             return Err(Error::NotFound("user"));
         }
-        Ok(input)
+        Ok(NotificationSettings {
+            email: input.email,
+            mail_enabled: self.mail_enabled(),
+        })
     }
 
     /// The notifications an event gives the people in `notices` (strongest reason each, never

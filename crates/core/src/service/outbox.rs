@@ -96,7 +96,7 @@ impl Service {
         let completions = match sink {
             Sink::Event => self.fan_out(&rows).await?,
             Sink::Webhook => self.deliver_webhooks(&rows).await?,
-            Sink::Mail => self.undeliverable(&rows),
+            Sink::Mail => self.send_mails(&rows).await?,
         };
         let failed = completions
             .iter()
@@ -154,8 +154,13 @@ impl Service {
                     completion.notifications = self.tell_admins(&event).await?;
                 }
                 EventType::Public(_) => {
-                    completion.notifications = self.notify_of(&event).await?;
+                    let (notifications, head) = self.notify_of(&event).await?;
                     completion.entries = self.deliveries_of(&event, &mut webhooks, now).await?;
+                    completion.entries.extend(
+                        self.instant_mails(&notifications, head.as_ref(), now)
+                            .await?,
+                    );
+                    completion.notifications = notifications;
                 }
                 // Workflow notices that no webhook subscribes to: only the people they name.
                 EventType::ReviewRequested | EventType::CommentAssigned => {
@@ -169,21 +174,26 @@ impl Service {
 
     /// The notifications an event gives (DESIGN.md §8.1), read against the document and
     /// thread as they are now: nothing when the document, comment or reply is gone.
-    async fn notify_of(&self, event: &Event) -> Result<Vec<NotificationRecord>> {
+    /// Answers the document too, for the mails that follow.
+    async fn notify_of(
+        &self,
+        event: &Event,
+    ) -> Result<(Vec<NotificationRecord>, Option<ReviewHead>)> {
+        let none = || Ok((Vec::new(), None));
         let Some(review_id) = &event.review_id else {
-            return Ok(Vec::new());
+            return none();
         };
         let Some(head) = self.store.review_head(review_id).await? else {
-            return Ok(Vec::new());
+            return none();
         };
         let mut thread_authors = Vec::new();
         let mut excerpt = event.excerpt.clone().unwrap_or_default();
         if let Some(comment_id) = &event.comment_id {
             let Some(thread) = self.store.comment_thread(review_id, comment_id).await? else {
-                return Ok(Vec::new());
+                return none();
             };
             if thread.comment.deleted_at.is_some() {
-                return Ok(Vec::new());
+                return none();
             }
             let body = match &event.message_id {
                 Some(message_id) => {
@@ -192,7 +202,7 @@ impl Service {
                         .iter()
                         .find(|m| &m.id == message_id && m.deleted_at.is_none())
                     else {
-                        return Ok(Vec::new());
+                        return none();
                     };
                     // Who wrote in the thread before this reply.
                     thread_authors.push(thread.comment.author_id.clone());
@@ -238,7 +248,8 @@ impl Service {
             message_id: event.message_id.as_deref(),
             excerpt: &excerpt,
         };
-        self.notifications_for(chosen, &head, &shape).await
+        let notifications = self.notifications_for(chosen, &head, &shape).await?;
+        Ok((notifications, Some(head)))
     }
 
     /// The people the document is shared with as editors (their user ids).
@@ -288,6 +299,10 @@ pub(super) struct OutboxState {
     /// Makes each claim's name unique.
     claims: std::sync::atomic::AtomicU64,
     wakeups: Wakeups,
+    /// The key that signs unsubscribe links, once read.
+    pub(super) mail_key: tokio::sync::OnceCell<Vec<u8>>,
+    /// The last day (days since the epoch) this node scheduled digests for; `i64::MIN` before.
+    pub(super) digest_day: std::sync::atomic::AtomicI64,
 }
 
 impl OutboxState {
@@ -296,6 +311,8 @@ impl OutboxState {
             node,
             claims: std::sync::atomic::AtomicU64::new(0),
             wakeups: Wakeups::default(),
+            mail_key: tokio::sync::OnceCell::new(),
+            digest_day: std::sync::atomic::AtomicI64::new(i64::MIN),
         }
     }
 }

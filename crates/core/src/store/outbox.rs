@@ -66,6 +66,23 @@ pub trait OutboxStore: Send + Sync {
         frequency: EmailFrequency,
     ) -> StoreResult<bool>;
 
+    /// The installation's key named `name` (e.g. the one that signs unsubscribe links): the
+    /// stored one, or `candidate`, stored at `at`, when there is none yet. Every node answers
+    /// the same key, whichever stored it first.
+    async fn instance_key(
+        &self,
+        name: &str,
+        candidate: Vec<u8>,
+        at: Millis,
+    ) -> StoreResult<Vec<u8>>;
+
+    /// The active people whose notifications reach them by a daily digest, each with the end
+    /// of the period their last digest covered.
+    async fn digest_people(&self) -> StoreResult<Vec<(String, Option<Millis>)>>;
+
+    /// Records that a person's digests cover everything up to `until` (never moved back).
+    async fn set_digest_until(&self, user_id: &str, until: Millis) -> StoreResult<()>;
+
     /// Deletes the rows of `sink` that finished (succeeded or failed) before `before`; answers
     /// how many.
     async fn prune_outbox(&self, sink: Sink, before: Millis) -> StoreResult<u64>;

@@ -630,12 +630,17 @@ async fn mail_settings_default_to_instant_and_can_change() {
         .api()
         .set_notification_settings(&NotificationSettings {
             email: EmailFrequency::Daily,
+            mail_enabled: true,
         })
         .await
         .expect("change");
     assert_eq!(changed.email, EmailFrequency::Daily);
     let raw = ada.get("/api/me/notification-settings").await;
-    assert_eq!(raw.expect(200), &json!({ "email": "daily" }));
+    // Mail is not set up on this server: the setting is kept, and the answer says so.
+    assert_eq!(
+        raw.expect(200),
+        &json!({ "email": "daily", "mailEnabled": false })
+    );
     ada.patch("/api/me/notification-settings", &json!({ "email": "off" }))
         .await
         .expect(200);

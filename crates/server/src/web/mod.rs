@@ -22,6 +22,7 @@ mod review;
 mod session;
 mod settings;
 mod threads;
+mod unsubscribe;
 
 use axum::Router;
 use axum::extract::Request;
@@ -44,6 +45,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(markdown::router())
         .merge(settings::router())
         .merge(api_docs::router())
+        .merge(unsubscribe::router())
         .layer(axum::middleware::from_fn_with_state(
             state,
             session::authenticate,

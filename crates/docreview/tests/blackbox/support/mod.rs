@@ -14,6 +14,8 @@
 //! server on it is dropped, also when the test fails. `Server::start_second_node` starts another
 //! node on the same database.
 
+pub mod smtp;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
