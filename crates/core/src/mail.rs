@@ -104,6 +104,9 @@ pub fn verify_unsubscribe(key: &[u8], token: &str) -> Option<String> {
 pub fn reason_phrase(reason: NotificationReason) -> &'static str {
     match reason {
         NotificationReason::Mention => "mentioned you",
+        NotificationReason::Assigned => "assigned a thread to you",
+        NotificationReason::ReviewRequested => "asked you to review a document",
+        NotificationReason::Decision => "decided on a document you edit",
         NotificationReason::Reply => "replied in a thread you are in",
         NotificationReason::Comment => "commented on your document",
         NotificationReason::RunCompleted => "finished a review run on your document",

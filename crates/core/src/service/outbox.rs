@@ -164,7 +164,11 @@ impl Service {
                 }
                 // Workflow notices that no webhook subscribes to: only the people they name.
                 EventType::ReviewRequested | EventType::CommentAssigned => {
-                    completion.notifications = self.notify_of(&event).await?;
+                    let (notifications, head) = self.notify_of(&event).await?;
+                    completion.entries = self
+                        .instant_mails(&notifications, head.as_ref(), now)
+                        .await?;
+                    completion.notifications = notifications;
                 }
             }
             completions.push(completion);
