@@ -321,6 +321,8 @@ pub async fn check_comment_assignee(store: Arc<dyn Store>) {
     assert!(read.users.iter().any(|u| u.id == "usr_bob"));
     let mut unassigned = assigned;
     unassigned.assignee_id = None;
+    // A change to the thread: the store raises its revision.
+    unassigned.thread_revision += 1;
     store
         .write_comments("rev", comments_write(1, T0 + 2, vec![unassigned.clone()]))
         .await

@@ -507,11 +507,18 @@ mod tests {
         let doc = extract(
             "<p><img src=' chart.png '><img srcset='wide.png 2x, narrow.png 1x'>\
              <img alt='none'><img src='data:image/png;base64,AA'></p>\
-             <svg><img src='not-html.png'></svg>",
+             <svg><image href='svg-image.png'/><img src='breaks-out.png'></svg>",
         );
+        // An `<img>` inside `<svg>` leaves the SVG (the parser makes it an HTML image, as a
+        // browser does); SVG's own `<image>` is not one.
         assert_eq!(
             doc.images,
-            ["chart.png", "wide.png", "data:image/png;base64,AA"]
+            [
+                "chart.png",
+                "wide.png",
+                "data:image/png;base64,AA",
+                "breaks-out.png"
+            ]
         );
     }
 

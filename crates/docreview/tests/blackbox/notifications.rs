@@ -753,8 +753,16 @@ async fn the_reasons_rank_as_designed() {
     // The order the API lists them in is the order they win in.
     let order: Vec<&str> = NotificationReason::ALL.iter().map(|r| r.as_str()).collect();
     assert_eq!(
-        &order[..4],
-        ["mention", "reply", "comment", "run_completed"]
+        &order[..7],
+        [
+            "mention",
+            "assigned",
+            "review_requested",
+            "decision",
+            "reply",
+            "comment",
+            "run_completed"
+        ]
     );
 }
 
