@@ -126,6 +126,20 @@ impl Context {
         Ok(response)
     }
 
+    /// The answer to a write on a thread: the thread as it now stands, or, when the thread
+    /// changed under the person (409 `thread revision conflict`), `offer` made again beside it.
+    async fn settle<T>(
+        self,
+        outcome: Result<T, Error>,
+        offer: Offer,
+    ) -> Result<Response, WebError> {
+        match outcome {
+            Ok(_) => self.answer(&offer.comment_id).await,
+            Err(Error::ThreadConflict { .. }) => self.reoffer(offer).await,
+            Err(error) => Err(self.core(error)),
+        }
+    }
+
     /// 409 with the whole panel and the new comment re-offered (the document has a new version).
     async fn reoffer_whole(self, offer: Offer) -> Result<Response, WebError> {
         let mut response = load_panel(
@@ -277,23 +291,16 @@ async fn reply(
             input,
         )
         .await;
-    match outcome {
-        Ok(_) => context.answer(&comment_id).await,
-        Err(Error::ThreadConflict { .. }) => {
-            context
-                .reoffer(Offer {
-                    comment_id,
-                    message_id: None,
-                    kind: "reply",
-                    text: form.body,
-                    notice: "This thread changed while you wrote. Read what is new, then send \
-                             your reply again."
-                        .into(),
-                })
-                .await
-        }
-        Err(error) => Err(context.core(error)),
-    }
+    let offer = Offer {
+        comment_id,
+        message_id: None,
+        kind: "reply",
+        text: form.body,
+        notice: "This thread changed while you wrote. Read what is new, then send \
+                  your reply again."
+            .into(),
+    };
+    context.settle(outcome, offer).await
 }
 
 #[derive(Deserialize)]
@@ -378,23 +385,16 @@ async fn edit(
             input,
         )
         .await;
-    match outcome {
-        Ok(_) => context.answer(&comment_id).await,
-        Err(Error::ThreadConflict { .. }) => {
-            context
-                .reoffer(Offer {
-                    comment_id,
-                    message_id: None,
-                    kind: "edit",
-                    text: form.body,
-                    notice: "This thread changed while you edited. Check it, then save your \
-                             edit again."
-                        .into(),
-                })
-                .await
-        }
-        Err(error) => Err(context.core(error)),
-    }
+    let offer = Offer {
+        comment_id,
+        message_id: None,
+        kind: "edit",
+        text: form.body,
+        notice: "This thread changed while you edited. Check it, then save your \
+                  edit again."
+            .into(),
+    };
+    context.settle(outcome, offer).await
 }
 
 /// Undo: cancels a provisional comment of one's own (the core refuses a final one).
@@ -445,23 +445,16 @@ async fn edit_reply(
             edit,
         )
         .await;
-    match outcome {
-        Ok(_) => context.answer(&comment_id).await,
-        Err(Error::ThreadConflict { .. }) => {
-            context
-                .reoffer(Offer {
-                    comment_id,
-                    message_id: Some(message_id),
-                    kind: "edit",
-                    text: form.body,
-                    notice: "This thread changed while you edited. Check it, then save your \
-                             edit again."
-                        .into(),
-                })
-                .await
-        }
-        Err(error) => Err(context.core(error)),
-    }
+    let offer = Offer {
+        comment_id,
+        message_id: Some(message_id),
+        kind: "edit",
+        text: form.body,
+        notice: "This thread changed while you edited. Check it, then save your \
+                  edit again."
+            .into(),
+    };
+    context.settle(outcome, offer).await
 }
 
 async fn cancel_reply(
