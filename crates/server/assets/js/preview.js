@@ -30,7 +30,7 @@ async function refresh(form) {
   if (!(field instanceof HTMLTextAreaElement)) return;
   const area = previewArea(form);
   try {
-    const response = await fetch("/markdown-preview", {
+    const response = await fetch(document.body.dataset.previewUrl ?? "", {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded", "X-CSRF-Token": csrfToken() },
       body: new URLSearchParams({ body: field.value }),

@@ -18,12 +18,13 @@ use crate::AppState;
 use crate::web::error::WebError;
 use crate::web::extract::{CsrfForm, SignedIn};
 use crate::web::layout::{Layout, Nav};
+use crate::web::paths;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/account", get(profile))
-        .route("/account/tokens", post(create_token))
-        .route("/account/tokens/{token_id}/revoke", post(revoke_token))
+        .route(paths::route::account, get(profile))
+        .route(paths::route::account_tokens, post(create_token))
+        .route(paths::route::account_token_revoke, post(revoke_token))
 }
 
 /// A token just made: the only time its value is ever shown.
@@ -159,7 +160,7 @@ async fn revoke_token(
         .await
     {
         // Back to the list, which holds only tokens in use (a reload resends nothing).
-        Ok(_) => Ok(Redirect::to("/account").into_response()),
+        Ok(_) => Ok(Redirect::to(&paths::account()).into_response()),
         Err(Error::NotFound(_)) => {
             render(
                 &state,

@@ -8,6 +8,7 @@ use axum::routing::get;
 
 use crate::AppState;
 use crate::web::assets;
+use crate::web::paths;
 
 #[derive(Template, WebTemplate)]
 #[template(path = "api_docs.html")]
@@ -21,7 +22,7 @@ struct ApiDocs {
 }
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/api/docs", get(page))
+    Router::new().route(paths::route::api_docs, get(page))
 }
 
 async fn page() -> ApiDocs {

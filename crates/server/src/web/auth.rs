@@ -17,12 +17,13 @@ use crate::session;
 use crate::web::error::{WebError, message_page};
 use crate::web::extract::MaybeSignedIn;
 use crate::web::layout::{Layout, Nav};
+use crate::web::paths;
 use crate::web::session::SessionEnded;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/login", get(login_form).post(login))
-        .route("/logout", post(logout))
+        .route(paths::route::login, get(login_form).post(login))
+        .route(paths::route::logout, post(logout))
 }
 
 #[derive(Template, WebTemplate)]
@@ -132,7 +133,7 @@ async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Response {
     {
         return WebError::core(error, false).into_response();
     }
-    let mut response = redirect("/login");
+    let mut response = redirect(&paths::login());
     response
         .headers_mut()
         .insert(header::SET_COOKIE, state.web.cleared_cookie());

@@ -20,11 +20,12 @@ use crate::AppState;
 use crate::web::error::WebError;
 use crate::web::extract::{CsrfForm, SignedIn};
 use crate::web::layout::{Layout, Nav};
+use crate::web::paths;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/cli-login", get(form).post(approve))
-        .route("/cli-login/deny", post(deny))
+        .route(paths::route::cli_login, get(form).post(approve))
+        .route(paths::route::cli_login_deny, post(deny))
 }
 
 #[derive(Deserialize)]

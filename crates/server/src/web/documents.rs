@@ -21,9 +21,10 @@ use crate::AppState;
 use crate::web::error::WebError;
 use crate::web::extract::SignedIn;
 use crate::web::layout::{Layout, Nav};
+use crate::web::paths;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/", get(list))
+    Router::new().route(paths::route::home, get(list))
 }
 
 const PAGE_SIZE: usize = 50;
@@ -91,7 +92,8 @@ impl Params {
             ..self.clone()
         };
         format!(
-            "/?{}",
+            "{}?{}",
+            paths::home(),
             serde_urlencoded::to_string(&next).unwrap_or_default()
         )
     }

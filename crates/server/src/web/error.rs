@@ -8,7 +8,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use docreview_core::Error;
 
+use crate::web::htmx::{HxReswap, HxRetarget};
 use crate::web::layout::{Layout, Nav};
+use crate::web::paths;
 
 #[derive(Debug)]
 pub enum WebError {
@@ -74,16 +76,19 @@ pub fn toast(status: StatusCode, message: &str, sign_in: Option<&str>) -> Respon
     }
     .render()
     .unwrap_or_else(|_| String::new());
-    let mut response = (status, axum::response::Html(html)).into_response();
-    let headers = response.headers_mut();
-    headers.insert("hx-retarget", HeaderValue::from_static("#toasts"));
-    headers.insert("hx-reswap", HeaderValue::from_static("beforeend"));
-    response
+    (
+        status,
+        HxRetarget("#toasts"),
+        HxReswap("beforeend"),
+        axum::response::Html(html),
+    )
+        .into_response()
 }
 
 fn sign_in_url(next: &str) -> String {
     format!(
-        "/login?next={}",
+        "{}?next={}",
+        paths::login(),
         form_urlencoded_component(if next.is_empty() { "/" } else { next })
     )
 }

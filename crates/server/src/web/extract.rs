@@ -3,8 +3,8 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::Method;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, Method};
 use docreview_core::access::Actor;
 use docreview_core::identity;
 use serde::de::DeserializeOwned;
@@ -12,24 +12,15 @@ use serde::{Deserialize, Deserializer};
 
 use crate::session::{CSRF_HEADER, cookie_value};
 use crate::web::error::WebError;
+use crate::web::htmx::Htmx;
 use crate::web::session::CsrfToken;
-
-/// Whether the request was made by htmx (it answers with fragments, not pages).
-pub fn is_htmx(headers: &HeaderMap) -> bool {
-    headers.contains_key("hx-request")
-}
 
 /// The path (and query) a person asked for, to come back to after signing in. For htmx
 /// requests, the page they were on.
 fn asked_for(parts: &Parts) -> String {
-    if is_htmx(&parts.headers) {
-        let page = parts
-            .headers
-            .get("hx-current-url")
-            .and_then(|value| value.to_str().ok())
-            .and_then(|url| url.split_once("://").map(|(_, rest)| rest))
-            .and_then(|rest| rest.find('/').map(|at| rest[at..].to_string()));
-        return page.unwrap_or_else(|| "/".into());
+    let htmx = Htmx::of(&parts.headers);
+    if htmx.request {
+        return htmx.current_page().unwrap_or("/").to_string();
     }
     if parts.method == Method::GET {
         parts
@@ -55,7 +46,7 @@ impl<S: Send + Sync> FromRequestParts<S> for SignedIn {
         let Some(actor) = parts.extensions.get::<Actor>().cloned() else {
             return Err(WebError::SignIn {
                 next: asked_for(parts),
-                htmx: is_htmx(&parts.headers),
+                htmx: Htmx::of(&parts.headers).request,
             });
         };
         let csrf = parts
@@ -89,7 +80,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for CsrfForm<T> {
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         let headers = request.headers().clone();
-        let htmx = is_htmx(&headers);
+        let htmx = Htmx::of(&headers).request;
         let Some(cookie) = cookie_value(&headers).map(str::to_string) else {
             return Err(WebError::CrossSite { htmx });
         };

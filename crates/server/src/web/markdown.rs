@@ -4,17 +4,18 @@
 
 use askama::Template;
 use axum::Router;
-use axum::http::HeaderMap;
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::post;
 use serde::Deserialize;
 
 use crate::AppState;
 use crate::web::error::WebError;
-use crate::web::extract::{CsrfForm, SignedIn, is_htmx};
+use crate::web::extract::{CsrfForm, SignedIn};
+use crate::web::htmx::Htmx;
+use crate::web::paths;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/markdown-preview", post(preview))
+    Router::new().route(paths::route::markdown_preview, post(preview))
 }
 
 /// A body as HTML, safe to insert into a page. Templates call it by path:
@@ -37,18 +38,10 @@ struct Preview {
 /// `POST /markdown-preview`: what a body being written will look like once sent.
 async fn preview(
     _signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     CsrfForm(form): CsrfForm<PreviewForm>,
 ) -> Result<Response, WebError> {
-    let html = Preview {
+    htmx.fragment(&Preview {
         html: body_html(&form.body),
-    }
-    .render()
-    .map_err(|error| {
-        WebError::core(
-            docreview_core::Error::Internal(Box::new(error)),
-            is_htmx(&headers),
-        )
-    })?;
-    Ok(Html(html).into_response())
+    })
 }

@@ -22,12 +22,13 @@ use crate::AppState;
 use crate::web::error::WebError;
 use crate::web::extract::{CsrfForm, SignedIn};
 use crate::web::layout::{Layout, Nav};
+use crate::web::paths;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/org", get(members))
-        .route("/org/members", post(register))
-        .route("/org/members/change", post(change))
+        .route(paths::route::organization, get(members))
+        .route(paths::route::organization_members, post(register))
+        .route(paths::route::organization_member_change, post(change))
 }
 
 const EVERYONE: PageQuery = PageQuery {

@@ -13,8 +13,7 @@ use std::collections::{HashMap, HashSet};
 use askama::Template;
 use axum::Router;
 use axum::extract::{Path, Query, State};
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use docreview_api::{CommentView, ReviewView, RunView, VersionView};
 use docreview_core::clock::millis_of;
@@ -24,15 +23,17 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::web::error::WebError;
-use crate::web::extract::{CsrfForm, SignedIn, is_htmx};
+use crate::web::extract::{CsrfForm, SignedIn};
+use crate::web::htmx::Htmx;
+use crate::web::paths;
 use crate::web::threads::Offer;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/reviews/{review_id}/panel", get(whole))
-        .route("/reviews/{review_id}/threads", get(some))
-        .route("/reviews/{review_id}/threads/sync", post(sync))
-        .route("/reviews/{review_id}/threads/{comment_id}", get(one))
+        .route(paths::route::panel, get(whole))
+        .route(paths::route::threads, get(some))
+        .route(paths::route::threads_sync, post(sync))
+        .route(paths::route::thread, get(one))
 }
 
 /// What the page shows: a version (the latest by default) and filters on the comments. The
@@ -53,12 +54,9 @@ pub struct ScreenQuery {
 
 impl ScreenQuery {
     /// The query of the page an htmx request was made from.
-    pub fn of_current_page(headers: &HeaderMap) -> ScreenQuery {
-        headers
-            .get("hx-current-url")
-            .and_then(|value| value.to_str().ok())
-            .and_then(|url| url.split_once('?').map(|(_, query)| query.to_string()))
-            .and_then(|query| serde_urlencoded::from_str(&query).ok())
+    pub fn of_current_page(htmx: &Htmx) -> ScreenQuery {
+        htmx.current_query()
+            .and_then(|query| serde_urlencoded::from_str(query).ok())
             .unwrap_or_default()
     }
 
@@ -81,9 +79,9 @@ impl ScreenQuery {
             .collect();
         let query = serde_urlencoded::to_string(set).unwrap_or_default();
         if query.is_empty() {
-            format!("/reviews/{review_id}")
+            paths::review(review_id)
         } else {
-            format!("/reviews/{review_id}?{query}")
+            format!("{}?{query}", paths::review(review_id))
         }
     }
 
@@ -502,16 +500,16 @@ pub async fn load_panel(
     review_id: &str,
     query: ScreenQuery,
     offer: Option<Offer>,
-    htmx: bool,
+    htmx: &Htmx,
 ) -> Result<Panel, WebError> {
-    let core = |error| WebError::core(error, htmx);
+    let core = |error| htmx.core(error);
     let review = state
         .service
         .get_review(&signed_in.actor, review_id, false)
         .await
         .map_err(core)?;
     let (_, version) = chosen_version(&review, &query)
-        .map_err(|_| WebError::core(docreview_core::Error::NotFound("version"), htmx))?;
+        .map_err(|_| htmx.core(docreview_core::Error::NotFound("version")))?;
     let sections = state
         .service
         .dom_context(&signed_in.actor, review_id, Some(&version.version_id))
@@ -587,22 +585,14 @@ impl Panel {
                 u.threads.iter().filter(|t| t.group == "orphaned").count()
             })
     }
-
-    /// The panel as HTML.
-    pub fn respond(&self, htmx: bool) -> Result<Response, WebError> {
-        let html = self.render().map_err(|error| {
-            WebError::core(docreview_core::Error::Internal(Box::new(error)), htmx)
-        })?;
-        Ok(axum::response::Html(html).into_response())
-    }
 }
 
 /// The query of the request, or else of the page it was made from.
-fn query_of(query: ScreenQuery, headers: &HeaderMap) -> ScreenQuery {
+fn query_of(query: ScreenQuery, htmx: &Htmx) -> ScreenQuery {
     if query.names_anything() {
         query
     } else {
-        ScreenQuery::of_current_page(headers)
+        ScreenQuery::of_current_page(htmx)
     }
 }
 
@@ -610,30 +600,25 @@ fn query_of(query: ScreenQuery, headers: &HeaderMap) -> ScreenQuery {
 async fn whole(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     Query(query): Query<ScreenQuery>,
 ) -> Result<Response, WebError> {
-    let htmx = is_htmx(&headers);
-    let query = query_of(query, &headers);
-    load_panel(&state, &signed_in, &review_id, query, None, htmx)
-        .await?
-        .respond(htmx)
+    let query = query_of(query, &htmx);
+    let panel = load_panel(&state, &signed_in, &review_id, query, None, &htmx).await?;
+    htmx.fragment(&panel)
 }
 
 /// One thread as it stands now (taken away if it is gone or filtered out).
 async fn one(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path((review_id, comment_id)): Path<(String, String)>,
 ) -> Result<Response, WebError> {
-    let htmx = is_htmx(&headers);
-    let query = ScreenQuery::of_current_page(&headers).holding([comment_id.as_str()]);
-    load_panel(&state, &signed_in, &review_id, query, None, htmx)
-        .await?
-        .update_of(&[comment_id.as_str()], false)
-        .respond(htmx)
+    let query = ScreenQuery::of_current_page(&htmx).holding([comment_id.as_str()]);
+    let panel = load_panel(&state, &signed_in, &review_id, query, None, &htmx).await?;
+    htmx.fragment(&panel.update_of(&[comment_id.as_str()], false))
 }
 
 /// How many threads one request may ask for by id.
@@ -649,11 +634,10 @@ struct IdsQuery {
 async fn some(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     Query(query): Query<IdsQuery>,
 ) -> Result<Response, WebError> {
-    let htmx = is_htmx(&headers);
     let ids: Vec<&str> = query
         .ids
         .split(',')
@@ -663,14 +647,12 @@ async fn some(
     if ids.len() > MAX_IDS {
         return Err(WebError::bad_form(
             &format!("Ask for at most {MAX_IDS} threads at a time."),
-            htmx,
+            htmx.request,
         ));
     }
-    let screen = ScreenQuery::of_current_page(&headers).holding(ids.iter().copied());
-    load_panel(&state, &signed_in, &review_id, screen, None, htmx)
-        .await?
-        .update_of(&ids, false)
-        .respond(htmx)
+    let screen = ScreenQuery::of_current_page(&htmx).holding(ids.iter().copied());
+    let panel = load_panel(&state, &signed_in, &review_id, screen, None, &htmx).await?;
+    htmx.fragment(&panel.update_of(&ids, false))
 }
 
 /// What the page holds: `id:stamp` for each thread it shows, separated by spaces.
@@ -685,18 +667,17 @@ struct SyncForm {
 async fn sync(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<SyncForm>,
 ) -> Result<Response, WebError> {
-    let htmx = is_htmx(&headers);
     let seen: HashMap<&str, &str> = form
         .seen
         .split_whitespace()
         .map(|item| item.split_once(':').unwrap_or((item, "")))
         .collect();
-    let query = ScreenQuery::of_current_page(&headers).holding(seen.keys().copied());
-    let panel = load_panel(&state, &signed_in, &review_id, query, None, htmx).await?;
+    let query = ScreenQuery::of_current_page(&htmx).holding(seen.keys().copied());
+    let panel = load_panel(&state, &signed_in, &review_id, query, None, &htmx).await?;
     let shown: HashSet<&str> = panel.threads().map(|t| t.comment.id.as_str()).collect();
     let removed = seen
         .keys()
@@ -708,7 +689,5 @@ async fn sync(
         .filter(|t| seen.get(t.comment.id.as_str()) != Some(&t.view.as_str()))
         .map(|t| t.comment.id.clone())
         .collect();
-    panel
-        .into_update(|t| changed.contains(&t.comment.id), removed, true)
-        .respond(htmx)
+    htmx.fragment(&panel.into_update(|t| changed.contains(&t.comment.id), removed, true))
 }

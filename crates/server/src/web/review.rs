@@ -12,7 +12,7 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use docreview_core::model::{RunStatus, Section};
@@ -21,28 +21,21 @@ use docreview_core::service::{TextChange, TextChangeKind, VersionCounts};
 use crate::AppState;
 use crate::headers::Policy;
 use crate::web::error::WebError;
-use crate::web::extract::{CsrfForm, SignedIn, is_htmx};
+use crate::web::extract::{CsrfForm, SignedIn};
+use crate::web::htmx::Htmx;
 use crate::web::layout::{Layout, Nav};
 use crate::web::panel::{self, Panel, ScreenQuery, build_panel, chosen_version};
+use crate::web::paths;
 use crate::web::settings::Offered;
 use crate::web::threads;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/reviews/{review_id}", get(page))
-        .route("/reviews/{review_id}/versions", get(versions))
-        .route(
-            "/reviews/{review_id}/versions/{version_id}/view",
-            get(document_view),
-        )
-        .route(
-            "/reviews/{review_id}/versions/{version_id}/changes",
-            get(changes),
-        )
-        .route(
-            "/reviews/{review_id}/runs/{run_id}/cancel",
-            post(cancel_run),
-        )
+        .route(paths::route::review, get(page))
+        .route(paths::route::review_versions, get(versions))
+        .route(paths::route::version_view, get(document_view))
+        .route(paths::route::version_changes, get(changes))
+        .route(paths::route::run_cancel, post(cancel_run))
         .merge(threads::router())
         .merge(panel::router())
 }
@@ -220,11 +213,10 @@ impl VersionsFragment {
 async fn versions(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
 ) -> Result<Response, WebError> {
-    let htmx = is_htmx(&headers);
-    let core = |error| WebError::core(error, htmx);
+    let core = |error| htmx.core(error);
     let review = state
         .service
         .get_review(&signed_in.actor, &review_id, false)
@@ -235,7 +227,7 @@ async fn versions(
         .anchor_counts(&signed_in.actor, &review_id)
         .await
         .map_err(core)?;
-    let query = ScreenQuery::of_current_page(&headers);
+    let query = ScreenQuery::of_current_page(&htmx);
     let current = query
         .version
         .clone()
@@ -247,16 +239,14 @@ async fn versions(
         .zip(counts)
         .rev()
         .collect();
-    let html = VersionsFragment {
+    let fragment = VersionsFragment {
         review_id,
         current,
         rows,
         latest: review.latest_version_id,
         query,
-    }
-    .render()
-    .map_err(|error| WebError::core(docreview_core::Error::Internal(Box::new(error)), htmx))?;
-    Ok(axum::response::Html(html).into_response())
+    };
+    htmx.fragment(&fragment)
 }
 
 #[derive(Template)]
@@ -301,21 +291,18 @@ impl ShownChange {
 async fn changes(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path((review_id, version_id)): Path<(String, String)>,
 ) -> Result<Response, WebError> {
-    let htmx = is_htmx(&headers);
     let changes = state
         .service
         .version_changes(&signed_in.actor, &review_id, &version_id)
         .await
-        .map_err(|error| WebError::core(error, htmx))?;
-    let html = ChangesFragment {
+        .map_err(|error| htmx.core(error))?;
+    let fragment = ChangesFragment {
         changes: ShownChange::list(changes),
-    }
-    .render()
-    .map_err(|error| WebError::core(docreview_core::Error::Internal(Box::new(error)), htmx))?;
-    Ok(axum::response::Html(html).into_response())
+    };
+    htmx.fragment(&fragment)
 }
 
 /// Cancels a running run from the Runs menu (the core decides who may); answers the menu as it
@@ -323,12 +310,11 @@ async fn changes(
 async fn cancel_run(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path((review_id, run_id)): Path<(String, String)>,
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> Result<Response, WebError> {
-    let htmx = is_htmx(&headers);
-    let core = |error| WebError::core(error, htmx);
+    let core = |error| htmx.core(error);
     let cancel = FinishRun {
         status: RunStatus::Cancelled,
         summary: None,
@@ -344,11 +330,9 @@ async fn cancel_run(
         .get_review(&signed_in.actor, &review_id, false)
         .await
         .map_err(core)?;
-    let html = RunsMenu {
+    let fragment = RunsMenu {
         review_id,
         runs: review.ai_review_runs,
-    }
-    .render()
-    .map_err(|error| core(docreview_core::Error::Internal(Box::new(error))))?;
-    Ok(axum::response::Html(html).into_response())
+    };
+    htmx.fragment(&fragment)
 }

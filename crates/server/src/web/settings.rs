@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use askama::Template;
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use docreview_api::requests::{MetaChange, OwnerChange, PageQuery, SharingChange, TitleChange};
 use docreview_api::views::{MemberView, ProjectView, ReviewView, SharingView};
@@ -22,22 +22,24 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::web::error::{WebError, describe};
-use crate::web::extract::{CsrfForm, SignedIn, is_htmx};
+use crate::web::extract::{CsrfForm, SignedIn};
+use crate::web::htmx::{Htmx, HxRedirect};
+use crate::web::paths;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/reviews/{review_id}/settings", get(settings))
-        .route("/reviews/{review_id}/settings/title", post(rename))
-        .route("/reviews/{review_id}/settings/tags", post(retag))
-        .route("/reviews/{review_id}/settings/archive", post(archive))
-        .route("/reviews/{review_id}/settings/project", post(link))
-        .route("/reviews/{review_id}/settings/unlink", post(unlink))
-        .route("/reviews/{review_id}/delete", post(delete))
-        .route("/reviews/{review_id}/share", get(share))
-        .route("/reviews/{review_id}/share/mode", post(share_mode))
-        .route("/reviews/{review_id}/share/people", post(share_person))
-        .route("/reviews/{review_id}/share/remove", post(unshare_person))
-        .route("/reviews/{review_id}/share/owner", post(transfer))
+        .route(paths::route::settings, get(settings))
+        .route(paths::route::settings_title, post(rename))
+        .route(paths::route::settings_tags, post(retag))
+        .route(paths::route::settings_archive, post(archive))
+        .route(paths::route::settings_project, post(link))
+        .route(paths::route::settings_unlink, post(unlink))
+        .route(paths::route::review_delete, post(delete))
+        .route(paths::route::share, get(share))
+        .route(paths::route::share_mode, post(share_mode))
+        .route(paths::route::share_people, post(share_person))
+        .route(paths::route::share_remove, post(unshare_person))
+        .route(paths::route::share_owner, post(transfer))
 }
 
 /// Projects offered for linking (the API lists them all; an organization rarely has more).
@@ -285,21 +287,21 @@ struct Request {
     state: AppState,
     signed_in: SignedIn,
     review_id: String,
-    htmx: bool,
+    htmx: Htmx,
 }
 
 impl Request {
-    fn new(state: AppState, signed_in: SignedIn, review_id: String, headers: &HeaderMap) -> Self {
+    fn new(state: AppState, signed_in: SignedIn, review_id: String, htmx: Htmx) -> Self {
         Request {
             state,
             signed_in,
             review_id,
-            htmx: is_htmx(headers),
+            htmx,
         }
     }
 
     fn core(&self, error: Error) -> WebError {
-        WebError::core(error, self.htmx)
+        self.htmx.core(error)
     }
 
     async fn review(&self) -> Result<ReviewView, WebError> {
@@ -358,7 +360,7 @@ impl Request {
             done,
             refusal,
         };
-        self.answer(status, fragment.render())
+        self.answer(status, &fragment)
     }
 
     /// The Share dialog as the document now stands.
@@ -394,16 +396,11 @@ impl Request {
             done,
             refusal,
         };
-        self.answer(status, fragment.render())
+        self.answer(status, &fragment)
     }
 
-    fn answer(
-        &self,
-        status: StatusCode,
-        rendered: askama::Result<String>,
-    ) -> Result<Response, WebError> {
-        let html = rendered.map_err(|error| self.core(Error::Internal(Box::new(error))))?;
-        Ok((status, Html(html)).into_response())
+    fn answer(&self, status: StatusCode, fragment: &impl Template) -> Result<Response, WebError> {
+        Ok((status, self.htmx.fragment(fragment)?).into_response())
     }
 
     /// After a write: the dialog with `done` said, or with the refusal beside its form. A
@@ -452,10 +449,10 @@ fn refusal_status(refusal: Option<&Refusal>) -> StatusCode {
 async fn settings(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
 ) -> Result<Response, WebError> {
-    Request::new(state, signed_in, review_id, &headers)
+    Request::new(state, signed_in, review_id, htmx)
         .settings(None, None)
         .await
 }
@@ -468,11 +465,11 @@ struct TitleForm {
 async fn rename(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<TitleForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service
@@ -499,11 +496,11 @@ struct TagsForm {
 async fn retag(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<TagsForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let tags = form
         .tags
         .split(',')
@@ -537,11 +534,11 @@ struct ArchiveForm {
 async fn archive(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<ArchiveForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service
@@ -578,11 +575,11 @@ struct ProjectForm {
 async fn link(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<ProjectForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = if form.project.is_empty() {
         Err(Error::invalid("choose a project to link it to"))
     } else {
@@ -601,11 +598,11 @@ async fn link(
 async fn unlink(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<ProjectForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service
@@ -628,24 +625,23 @@ struct DeleteForm {}
 async fn delete(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(_): CsrfForm<DeleteForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service
         .delete_review(&request.signed_in.actor, &request.review_id)
         .await;
     match outcome {
-        Ok(()) => {
-            let mut response = StatusCode::NO_CONTENT.into_response();
-            response
-                .headers_mut()
-                .insert("hx-redirect", HeaderValue::from_static("/?deleted=1"));
-            Ok(response)
-        }
+        Ok(()) => Ok((
+            StatusCode::NO_CONTENT,
+            HxRedirect(format!("{}?deleted=1", paths::home())),
+            (),
+        )
+            .into_response()),
         refused => {
             request
                 .after(refused, "", Refusal::new("delete", &[]), Dialog::Settings)
@@ -657,10 +653,10 @@ async fn delete(
 async fn share(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
 ) -> Result<Response, WebError> {
-    Request::new(state, signed_in, review_id, &headers)
+    Request::new(state, signed_in, review_id, htmx)
         .share(None, None)
         .await
 }
@@ -674,11 +670,11 @@ struct ModeForm {
 async fn share_mode(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<ModeForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = match AccessMode::parse(&form.mode) {
         Some(mode) => {
             request
@@ -716,11 +712,11 @@ struct PersonForm {
 async fn share_person(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<PersonForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = match GrantRole::parse(&form.role) {
         Some(role) => {
             request
@@ -754,11 +750,11 @@ struct EmailForm {
 async fn unshare_person(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<EmailForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service
@@ -778,11 +774,11 @@ async fn unshare_person(
 async fn transfer(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<EmailForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, &headers);
+    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service

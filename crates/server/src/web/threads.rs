@@ -13,8 +13,8 @@
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use docreview_api::{NewComment, NewReply, Position, Quote, StatusChange, TextEdit};
 use docreview_core::Error;
@@ -25,36 +25,20 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::web::error::WebError;
-use crate::web::extract::{CsrfForm, SignedIn, empty_as_none, is_htmx};
+use crate::web::extract::{CsrfForm, SignedIn, empty_as_none};
+use crate::web::htmx::{Htmx, HxTrigger};
 use crate::web::panel::{ScreenQuery, load_panel};
+use crate::web::paths;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/reviews/{review_id}/comments", post(create))
-        .route(
-            "/reviews/{review_id}/comments/{comment_id}/replies",
-            post(reply),
-        )
-        .route(
-            "/reviews/{review_id}/comments/{comment_id}/status",
-            post(status),
-        )
-        .route(
-            "/reviews/{review_id}/comments/{comment_id}/edit",
-            post(edit),
-        )
-        .route(
-            "/reviews/{review_id}/comments/{comment_id}/cancel",
-            post(cancel),
-        )
-        .route(
-            "/reviews/{review_id}/comments/{comment_id}/replies/{message_id}/edit",
-            post(edit_reply),
-        )
-        .route(
-            "/reviews/{review_id}/comments/{comment_id}/replies/{message_id}/cancel",
-            post(cancel_reply),
-        )
+        .route(paths::route::comments, post(create))
+        .route(paths::route::comment_replies, post(reply))
+        .route(paths::route::comment_status, post(status))
+        .route(paths::route::comment_edit, post(edit))
+        .route(paths::route::comment_cancel, post(cancel))
+        .route(paths::route::reply_edit, post(edit_reply))
+        .route(paths::route::reply_cancel, post(cancel_reply))
 }
 
 /// A refused write, offered again: the thread it was for, which form, the text typed, and why.
@@ -74,37 +58,36 @@ struct Context {
     signed_in: SignedIn,
     review_id: String,
     query: ScreenQuery,
-    htmx: bool,
+    htmx: Htmx,
 }
 
 impl Context {
-    fn new(state: AppState, signed_in: SignedIn, headers: &HeaderMap, review_id: String) -> Self {
+    fn new(state: AppState, signed_in: SignedIn, htmx: Htmx, review_id: String) -> Self {
         Context {
             state,
             signed_in,
             review_id,
-            query: ScreenQuery::of_current_page(headers),
-            htmx: is_htmx(headers),
+            query: ScreenQuery::of_current_page(&htmx),
+            htmx,
         }
     }
 
     fn core(&self, error: Error) -> WebError {
-        WebError::core(error, self.htmx)
+        self.htmx.core(error)
     }
 
     /// The thread `comment_id` as it now stands, with the counts (after a write succeeded).
     async fn answer(self, comment_id: &str) -> Result<Response, WebError> {
-        load_panel(
+        let panel = load_panel(
             &self.state,
             &self.signed_in,
             &self.review_id,
             self.query.holding([comment_id]),
             None,
-            self.htmx,
+            &self.htmx,
         )
-        .await?
-        .update_of(&[comment_id], true)
-        .respond(self.htmx)
+        .await?;
+        self.htmx.fragment(&panel.update_of(&[comment_id], true))
     }
 
     /// 409 with the thread as it now stands and the person's action re-offered.
@@ -116,12 +99,12 @@ impl Context {
             &self.review_id,
             self.query.holding([comment_id.as_str()]),
             Some(offer),
-            self.htmx,
+            &self.htmx,
         )
         .await?;
-        let mut response = panel
-            .update_of(&[comment_id.as_str()], true)
-            .respond(self.htmx)?;
+        let mut response = self
+            .htmx
+            .fragment(&panel.update_of(&[comment_id.as_str()], true))?;
         *response.status_mut() = StatusCode::CONFLICT;
         Ok(response)
     }
@@ -142,16 +125,16 @@ impl Context {
 
     /// 409 with the whole panel and the new comment re-offered (the document has a new version).
     async fn reoffer_whole(self, offer: Offer) -> Result<Response, WebError> {
-        let mut response = load_panel(
+        let panel = load_panel(
             &self.state,
             &self.signed_in,
             &self.review_id,
             self.query,
             Some(offer),
-            self.htmx,
+            &self.htmx,
         )
-        .await?
-        .respond(self.htmx)?;
+        .await?;
+        let mut response = self.htmx.fragment(&panel)?;
         *response.status_mut() = StatusCode::CONFLICT;
         Ok(response)
     }
@@ -219,11 +202,11 @@ impl CommentForm {
 async fn create(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path(review_id): Path<String>,
     CsrfForm(form): CsrfForm<CommentForm>,
 ) -> Result<Response, WebError> {
-    let mut context = Context::new(state, signed_in, &headers, review_id);
+    let mut context = Context::new(state, signed_in, htmx, review_id);
     let service = &context.state.service;
     let actor = &context.signed_in.actor;
     let first = form.new_comment(form.base).map_err(|e| context.core(e))?;
@@ -240,7 +223,7 @@ async fn create(
         Err(Error::StaleVersion { latest }) => {
             // Back to the composer: the panel of the latest version, and where it is.
             context.query.version = None;
-            let mut response = context
+            let response = context
                 .reoffer_whole(Offer {
                     comment_id: String::new(),
                     message_id: None,
@@ -250,10 +233,7 @@ async fn create(
                 })
                 .await?;
             let trigger = serde_json::json!({ "stale-version": { "latest": latest } });
-            if let Ok(value) = HeaderValue::from_str(&trigger.to_string()) {
-                response.headers_mut().insert("hx-trigger", value);
-            }
-            Ok(response)
+            Ok((HxTrigger(trigger), response).into_response())
         }
         Err(error) => Err(context.core(error)),
     }
@@ -270,11 +250,11 @@ struct TextForm {
 async fn reply(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path((review_id, comment_id)): Path<(String, String)>,
     CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, &headers, review_id);
+    let context = Context::new(state, signed_in, htmx, review_id);
     let input = NewReply {
         body: form.body.clone(),
         run_id: None,
@@ -313,11 +293,11 @@ struct StatusForm {
 async fn status(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path((review_id, comment_id)): Path<(String, String)>,
     CsrfForm(form): CsrfForm<StatusForm>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, &headers, review_id);
+    let context = Context::new(state, signed_in, htmx, review_id);
     let target = CommentStatus::parse(&form.status)
         .ok_or_else(|| context.core(Error::invalid("status must be open or closed")))?;
     let input = StatusChange {
@@ -365,11 +345,11 @@ async fn status(
 async fn edit(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path((review_id, comment_id)): Path<(String, String)>,
     CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, &headers, review_id);
+    let context = Context::new(state, signed_in, htmx, review_id);
     let input = TextEdit {
         body: form.body.clone(),
         base_comments_revision: None,
@@ -401,11 +381,11 @@ async fn edit(
 async fn cancel(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path((review_id, comment_id)): Path<(String, String)>,
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, &headers, review_id);
+    let context = Context::new(state, signed_in, htmx, review_id);
     context
         .state
         .service
@@ -424,11 +404,11 @@ async fn cancel(
 async fn edit_reply(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path((review_id, comment_id, message_id)): Path<(String, String, String)>,
     CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, &headers, review_id);
+    let context = Context::new(state, signed_in, htmx, review_id);
     let edit = TextEdit {
         body: form.body.clone(),
         base_comments_revision: None,
@@ -460,11 +440,11 @@ async fn edit_reply(
 async fn cancel_reply(
     State(state): State<AppState>,
     signed_in: SignedIn,
-    headers: HeaderMap,
+    htmx: Htmx,
     Path((review_id, comment_id, message_id)): Path<(String, String, String)>,
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, &headers, review_id);
+    let context = Context::new(state, signed_in, htmx, review_id);
     context
         .state
         .service

@@ -15,9 +15,10 @@ use axum::routing::get;
 use crate::AppState;
 use crate::web::error::{describe, message_page};
 use crate::web::layout::{Layout, Nav};
+use crate::web::paths;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/unsubscribe/{token}", get(confirm).post(unsubscribe))
+    Router::new().route(paths::route::unsubscribe, get(confirm).post(unsubscribe))
 }
 
 #[derive(Template, WebTemplate)]

@@ -186,13 +186,17 @@ export async function request(method, url, body) {
   return null;
 }
 
-function reviewId() {
-  return document.getElementById("review")?.dataset.review ?? "";
+/**
+ * A path the page was given (`data-panel-url`, …): the server writes every path once.
+ * @param {"panelUrl" | "threadsUrl" | "syncUrl"} name
+ */
+function pathOf(name) {
+  return document.getElementById("review")?.dataset[name] ?? "";
 }
 
 /** The panel as a whole again (a filter changed, a new version arrived, the page came back). */
 export async function refresh() {
-  const html = await request("GET", `/reviews/${encodeURIComponent(reviewId())}/panel`);
+  const html = await request("GET", pathOf("panelUrl"));
   if (html) apply(html);
 }
 
@@ -215,7 +219,7 @@ export async function sync() {
       }).join(" ");
       const html = await request(
         "POST",
-        `/reviews/${encodeURIComponent(reviewId())}/threads/sync`,
+        pathOf("syncUrl"),
         new URLSearchParams({ seen }),
       );
       if (html) apply(html, true);
@@ -229,10 +233,10 @@ export async function sync() {
 export async function load(ids) {
   if (ids.length === 0) return;
   const query = new URLSearchParams({ ids: ids.join(",") });
-  const html = await request("GET", `/reviews/${encodeURIComponent(reviewId())}/threads?${query}`);
+  const html = await request("GET", `${pathOf("threadsUrl")}?${query}`);
   if (html && !apply(html)) {
     // Older than a write that arrived meanwhile: ask once more.
-    const again = await request("GET", `/reviews/${encodeURIComponent(reviewId())}/threads?${query}`);
+    const again = await request("GET", `${pathOf("threadsUrl")}?${query}`);
     if (again) apply(again);
   }
 }
