@@ -11,8 +11,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use docreview_api::{
-    CommentResult, CommentSearchQuery, DocResult, DocSearchQuery, ListQuery, PageQuery,
-    ProjectView, ReviewSummaryView,
+    CommentResult, CommentSearchQuery, DocResult, DocSearchQuery, ListQuery, ProjectView,
+    ReviewSummaryView,
 };
 use docreview_core::Error;
 use serde::{Deserialize, Serialize};
@@ -22,15 +22,13 @@ use crate::web::error::WebError;
 use crate::web::extract::SignedIn;
 use crate::web::layout::{Layout, Nav};
 use crate::web::paths;
+use crate::web::settings::project_choices;
 
 pub fn router() -> Router<AppState> {
     Router::new().route(paths::route::home, get(list))
 }
 
 const PAGE_SIZE: usize = 50;
-/// Projects offered in the filter and the upload form (an organization rarely has more; the
-/// API lists them all).
-const PROJECT_CHOICES: usize = 200;
 
 /// The page's query string, as its forms send it (empty fields mean "not set").
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -176,17 +174,8 @@ async fn list(
         }
         Err(error) => return Err(WebError::core(error, false)),
     };
-    let projects = service
-        .list_projects(
-            actor,
-            PageQuery {
-                limit: Some(PROJECT_CHOICES),
-                cursor: None,
-            },
-        )
-        .await
-        .map(|list| list.projects)
-        .unwrap_or_default();
+    // Offered in the filter and the upload form; without them the page still works.
+    let projects = project_choices(service, actor).await.unwrap_or_default();
     let status = if problem.is_some() {
         StatusCode::BAD_REQUEST
     } else {

@@ -2,7 +2,9 @@
 //! forms that carry the session's CSRF token.
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use std::collections::HashMap;
+
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::Method;
 use axum::http::request::Parts;
 use docreview_core::access::Actor;
@@ -55,6 +57,33 @@ impl<S: Send + Sync> FromRequestParts<S> for SignedIn {
             .map(|token| token.0.clone())
             .unwrap_or_default();
         Ok(SignedIn { actor, csrf })
+    }
+}
+
+/// What a request about one document carries: the signed-in person, what htmx says, and the
+/// document (the path's `review_id`). The screens' request contexts start from it.
+pub struct OnReview {
+    pub signed_in: SignedIn,
+    pub htmx: Htmx,
+    pub review_id: String,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for OnReview {
+    type Rejection = WebError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let signed_in = SignedIn::from_request_parts(parts, state).await?;
+        let htmx = Htmx::of(&parts.headers);
+        let review_id = Path::<HashMap<String, String>>::from_request_parts(parts, state)
+            .await
+            .ok()
+            .and_then(|Path(mut params)| params.remove("review_id"))
+            .ok_or_else(|| htmx.core(docreview_core::Error::NotFound("review")))?;
+        Ok(OnReview {
+            signed_in,
+            htmx,
+            review_id,
+        })
     }
 }
 

@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::web::error::WebError;
-use crate::web::extract::{CsrfForm, SignedIn};
+use crate::web::extract::{CsrfForm, OnReview, SignedIn};
 use crate::web::htmx::Htmx;
 use crate::web::paths;
 use crate::web::threads::Offer;
@@ -599,9 +599,11 @@ fn query_of(query: ScreenQuery, htmx: &Htmx) -> ScreenQuery {
 /// The whole panel (a filter changed, a new version arrived).
 async fn whole(
     State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    OnReview {
+        signed_in,
+        htmx,
+        review_id,
+    }: OnReview,
     Query(query): Query<ScreenQuery>,
 ) -> Result<Response, WebError> {
     let query = query_of(query, &htmx);
@@ -612,9 +614,12 @@ async fn whole(
 /// One thread as it stands now (taken away if it is gone or filtered out).
 async fn one(
     State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path((review_id, comment_id)): Path<(String, String)>,
+    OnReview {
+        signed_in,
+        htmx,
+        review_id,
+    }: OnReview,
+    Path((_, comment_id)): Path<(String, String)>,
 ) -> Result<Response, WebError> {
     let query = ScreenQuery::of_current_page(&htmx).holding([comment_id.as_str()]);
     let panel = load_panel(&state, &signed_in, &review_id, query, None, &htmx).await?;
@@ -633,9 +638,11 @@ struct IdsQuery {
 /// Several threads by id (`?ids=a,b,c`), as the page loads them when the reader comes close.
 async fn some(
     State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    OnReview {
+        signed_in,
+        htmx,
+        review_id,
+    }: OnReview,
     Query(query): Query<IdsQuery>,
 ) -> Result<Response, WebError> {
     let ids: Vec<&str> = query
@@ -666,9 +673,11 @@ struct SyncForm {
 /// the ids it holds that are no longer shown, and the counts. What a live change asks for.
 async fn sync(
     State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    OnReview {
+        signed_in,
+        htmx,
+        review_id,
+    }: OnReview,
     CsrfForm(form): CsrfForm<SyncForm>,
 ) -> Result<Response, WebError> {
     let seen: HashMap<&str, &str> = form

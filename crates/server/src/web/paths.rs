@@ -48,6 +48,8 @@ paths! {
     review_versions(review_id) = "/reviews/{review_id}/versions";
     version_view(review_id, version_id) = "/reviews/{review_id}/versions/{version_id}/view";
     version_changes(review_id, version_id) = "/reviews/{review_id}/versions/{version_id}/changes";
+    /// The Runs menu as it stands (asked for when a run starts or ends on screen).
+    runs_menu(review_id) = "/reviews/{review_id}/runs";
     run_cancel(review_id, run_id) = "/reviews/{review_id}/runs/{run_id}/cancel";
 
     /// The comments panel, whole.

@@ -21,7 +21,7 @@ use docreview_core::service::{TextChange, TextChangeKind, VersionCounts};
 use crate::AppState;
 use crate::headers::Policy;
 use crate::web::error::WebError;
-use crate::web::extract::{CsrfForm, SignedIn};
+use crate::web::extract::{CsrfForm, OnReview, SignedIn};
 use crate::web::htmx::Htmx;
 use crate::web::layout::{Layout, Nav};
 use crate::web::panel::{self, Panel, ScreenQuery, build_panel, chosen_version};
@@ -35,6 +35,7 @@ pub fn router() -> Router<AppState> {
         .route(paths::route::review_versions, get(versions))
         .route(paths::route::version_view, get(document_view))
         .route(paths::route::version_changes, get(changes))
+        .route(paths::route::runs_menu, get(runs_menu))
         .route(paths::route::run_cancel, post(cancel_run))
         .merge(threads::router())
         .merge(panel::router())
@@ -212,9 +213,11 @@ impl VersionsFragment {
 /// The versions with how many comments each holds exactly, approximately or not at all.
 async fn versions(
     State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    OnReview {
+        signed_in,
+        htmx,
+        review_id,
+    }: OnReview,
 ) -> Result<Response, WebError> {
     let core = |error| htmx.core(error);
     let review = state
@@ -290,9 +293,12 @@ impl ShownChange {
 /// What changed in the text since the previous version.
 async fn changes(
     State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path((review_id, version_id)): Path<(String, String)>,
+    OnReview {
+        signed_in,
+        htmx,
+        review_id,
+    }: OnReview,
+    Path((_, version_id)): Path<(String, String)>,
 ) -> Result<Response, WebError> {
     let changes = state
         .service
@@ -309,9 +315,12 @@ async fn changes(
 /// now stands. Its draft comments leave the panel through the live update every change brings.
 async fn cancel_run(
     State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path((review_id, run_id)): Path<(String, String)>,
+    OnReview {
+        signed_in,
+        htmx,
+        review_id,
+    }: OnReview,
+    Path((_, run_id)): Path<(String, String)>,
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> Result<Response, WebError> {
     let core = |error| htmx.core(error);
@@ -325,14 +334,34 @@ async fn cancel_run(
         .finish_run(&signed_in.actor, &review_id, &run_id, cancel)
         .await
         .map_err(core)?;
+    runs_menu_of(&state, &signed_in, review_id, &htmx).await
+}
+
+/// The Runs menu as it stands.
+async fn runs_menu(
+    State(state): State<AppState>,
+    OnReview {
+        signed_in,
+        htmx,
+        review_id,
+    }: OnReview,
+) -> Result<Response, WebError> {
+    runs_menu_of(&state, &signed_in, review_id, &htmx).await
+}
+
+async fn runs_menu_of(
+    state: &AppState,
+    signed_in: &SignedIn,
+    review_id: String,
+    htmx: &Htmx,
+) -> Result<Response, WebError> {
     let review = state
         .service
         .get_review(&signed_in.actor, &review_id, false)
         .await
-        .map_err(core)?;
-    let fragment = RunsMenu {
+        .map_err(|error| htmx.core(error))?;
+    htmx.fragment(&RunsMenu {
         review_id,
         runs: review.ai_review_runs,
-    };
-    htmx.fragment(&fragment)
+    })
 }

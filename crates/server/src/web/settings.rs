@@ -9,8 +9,9 @@ use std::collections::HashMap;
 
 use askama::Template;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use docreview_api::requests::{MetaChange, OwnerChange, PageQuery, SharingChange, TitleChange};
@@ -22,7 +23,7 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::web::error::{WebError, describe};
-use crate::web::extract::{CsrfForm, SignedIn};
+use crate::web::extract::{CsrfForm, OnReview, SignedIn};
 use crate::web::htmx::{Htmx, HxRedirect};
 use crate::web::paths;
 
@@ -42,8 +43,18 @@ pub fn router() -> Router<AppState> {
         .route(paths::route::share_owner, post(transfer))
 }
 
-/// Projects offered for linking (the API lists them all; an organization rarely has more).
-const PROJECT_CHOICES: usize = 200;
+/// The projects a page offers to choose from: the first 200 the caller may see (an
+/// organization rarely has more; the API lists them all).
+pub async fn project_choices(
+    service: &docreview_core::service::Service,
+    actor: &Actor,
+) -> Result<Vec<ProjectView>, Error> {
+    let first = PageQuery {
+        limit: Some(200),
+        cursor: None,
+    };
+    Ok(service.list_projects(actor, first).await?.projects)
+}
 
 /// What the caller may do to the document, as the core decides: which dialogs and which of
 /// their forms the screen offers.
@@ -290,16 +301,24 @@ struct Request {
     htmx: Htmx,
 }
 
-impl Request {
-    fn new(state: AppState, signed_in: SignedIn, review_id: String, htmx: Htmx) -> Self {
-        Request {
-            state,
-            signed_in,
-            review_id,
-            htmx,
-        }
-    }
+impl FromRequestParts<AppState> for Request {
+    type Rejection = WebError;
 
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let on = OnReview::from_request_parts(parts, state).await?;
+        Ok(Request {
+            state: state.clone(),
+            signed_in: on.signed_in,
+            review_id: on.review_id,
+            htmx: on.htmx,
+        })
+    }
+}
+
+impl Request {
     fn core(&self, error: Error) -> WebError {
         self.htmx.core(error)
     }
@@ -336,18 +355,9 @@ impl Request {
             Vec::new()
         };
         let projects = if offered.link_project() && review.project.is_none() {
-            self.state
-                .service
-                .list_projects(
-                    actor,
-                    PageQuery {
-                        limit: Some(PROJECT_CHOICES),
-                        cursor: None,
-                    },
-                )
+            project_choices(&self.state.service, actor)
                 .await
                 .map_err(|error| self.core(error))?
-                .projects
         } else {
             Vec::new()
         };
@@ -446,15 +456,8 @@ fn refusal_status(refusal: Option<&Refusal>) -> StatusCode {
     }
 }
 
-async fn settings(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
-) -> Result<Response, WebError> {
-    Request::new(state, signed_in, review_id, htmx)
-        .settings(None, None)
-        .await
+async fn settings(request: Request) -> Result<Response, WebError> {
+    request.settings(None, None).await
 }
 
 #[derive(Deserialize)]
@@ -463,13 +466,9 @@ struct TitleForm {
 }
 
 async fn rename(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    request: Request,
     CsrfForm(form): CsrfForm<TitleForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service
@@ -493,14 +492,7 @@ struct TagsForm {
     tags: String,
 }
 
-async fn retag(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
-    CsrfForm(form): CsrfForm<TagsForm>,
-) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
+async fn retag(request: Request, CsrfForm(form): CsrfForm<TagsForm>) -> Result<Response, WebError> {
     let tags = form
         .tags
         .split(',')
@@ -532,13 +524,9 @@ struct ArchiveForm {
 }
 
 async fn archive(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    request: Request,
     CsrfForm(form): CsrfForm<ArchiveForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service
@@ -573,13 +561,9 @@ struct ProjectForm {
 }
 
 async fn link(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    request: Request,
     CsrfForm(form): CsrfForm<ProjectForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = if form.project.is_empty() {
         Err(Error::invalid("choose a project to link it to"))
     } else {
@@ -596,13 +580,9 @@ async fn link(
 }
 
 async fn unlink(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    request: Request,
     CsrfForm(form): CsrfForm<ProjectForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service
@@ -622,14 +602,7 @@ async fn unlink(
 struct DeleteForm {}
 
 /// Deletes the document, then the browser goes to the documents list, which says so.
-async fn delete(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
-    CsrfForm(_): CsrfForm<DeleteForm>,
-) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
+async fn delete(request: Request, CsrfForm(_): CsrfForm<DeleteForm>) -> Result<Response, WebError> {
     let outcome = request
         .state
         .service
@@ -650,15 +623,8 @@ async fn delete(
     }
 }
 
-async fn share(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
-) -> Result<Response, WebError> {
-    Request::new(state, signed_in, review_id, htmx)
-        .share(None, None)
-        .await
+async fn share(request: Request) -> Result<Response, WebError> {
+    request.share(None, None).await
 }
 
 #[derive(Deserialize)]
@@ -668,13 +634,9 @@ struct ModeForm {
 }
 
 async fn share_mode(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    request: Request,
     CsrfForm(form): CsrfForm<ModeForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = match AccessMode::parse(&form.mode) {
         Some(mode) => {
             request
@@ -710,13 +672,9 @@ struct PersonForm {
 }
 
 async fn share_person(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    request: Request,
     CsrfForm(form): CsrfForm<PersonForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = match GrantRole::parse(&form.role) {
         Some(role) => {
             request
@@ -748,13 +706,9 @@ struct EmailForm {
 }
 
 async fn unshare_person(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    request: Request,
     CsrfForm(form): CsrfForm<EmailForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service
@@ -772,13 +726,9 @@ async fn unshare_person(
 }
 
 async fn transfer(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    request: Request,
     CsrfForm(form): CsrfForm<EmailForm>,
 ) -> Result<Response, WebError> {
-    let request = Request::new(state, signed_in, review_id, htmx);
     let outcome = request
         .state
         .service

@@ -12,8 +12,9 @@
 //! composer, which finds the passage in the new version.
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use docreview_api::{NewComment, NewReply, Position, Quote, StatusChange, TextEdit};
@@ -25,7 +26,7 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::web::error::WebError;
-use crate::web::extract::{CsrfForm, SignedIn, empty_as_none};
+use crate::web::extract::{CsrfForm, OnReview, SignedIn, empty_as_none};
 use crate::web::htmx::{Htmx, HxTrigger};
 use crate::web::panel::{ScreenQuery, load_panel};
 use crate::web::paths;
@@ -53,6 +54,20 @@ pub struct Offer {
     pub notice: String,
 }
 
+impl Offer {
+    /// An edit of the comment (`message_id` none) or of one of its replies, made again.
+    fn edit(comment_id: String, message_id: Option<String>, text: String) -> Offer {
+        Offer {
+            comment_id,
+            message_id,
+            kind: "edit",
+            text,
+            notice: "This thread changed while you edited. Check it, then save your edit again."
+                .into(),
+        }
+    }
+}
+
 struct Context {
     state: AppState,
     signed_in: SignedIn,
@@ -61,17 +76,25 @@ struct Context {
     htmx: Htmx,
 }
 
-impl Context {
-    fn new(state: AppState, signed_in: SignedIn, htmx: Htmx, review_id: String) -> Self {
-        Context {
-            state,
-            signed_in,
-            review_id,
-            query: ScreenQuery::of_current_page(&htmx),
-            htmx,
-        }
-    }
+impl FromRequestParts<AppState> for Context {
+    type Rejection = WebError;
 
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let on = OnReview::from_request_parts(parts, state).await?;
+        Ok(Context {
+            state: state.clone(),
+            signed_in: on.signed_in,
+            review_id: on.review_id,
+            query: ScreenQuery::of_current_page(&on.htmx),
+            htmx: on.htmx,
+        })
+    }
+}
+
+impl Context {
     fn core(&self, error: Error) -> WebError {
         self.htmx.core(error)
     }
@@ -200,13 +223,9 @@ impl CommentForm {
 }
 
 async fn create(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path(review_id): Path<String>,
+    mut context: Context,
     CsrfForm(form): CsrfForm<CommentForm>,
 ) -> Result<Response, WebError> {
-    let mut context = Context::new(state, signed_in, htmx, review_id);
     let service = &context.state.service;
     let actor = &context.signed_in.actor;
     let first = form.new_comment(form.base).map_err(|e| context.core(e))?;
@@ -248,13 +267,10 @@ struct TextForm {
 }
 
 async fn reply(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path((review_id, comment_id)): Path<(String, String)>,
+    context: Context,
+    Path((_, comment_id)): Path<(String, String)>,
     CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, htmx, review_id);
     let input = NewReply {
         body: form.body.clone(),
         run_id: None,
@@ -291,13 +307,10 @@ struct StatusForm {
 }
 
 async fn status(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path((review_id, comment_id)): Path<(String, String)>,
+    context: Context,
+    Path((_, comment_id)): Path<(String, String)>,
     CsrfForm(form): CsrfForm<StatusForm>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, htmx, review_id);
     let target = CommentStatus::parse(&form.status)
         .ok_or_else(|| context.core(Error::invalid("status must be open or closed")))?;
     let input = StatusChange {
@@ -343,13 +356,10 @@ async fn status(
 }
 
 async fn edit(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path((review_id, comment_id)): Path<(String, String)>,
+    context: Context,
+    Path((_, comment_id)): Path<(String, String)>,
     CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, htmx, review_id);
     let input = TextEdit {
         body: form.body.clone(),
         base_comments_revision: None,
@@ -365,27 +375,17 @@ async fn edit(
             input,
         )
         .await;
-    let offer = Offer {
-        comment_id,
-        message_id: None,
-        kind: "edit",
-        text: form.body,
-        notice: "This thread changed while you edited. Check it, then save your \
-                  edit again."
-            .into(),
-    };
-    context.settle(outcome, offer).await
+    context
+        .settle(outcome, Offer::edit(comment_id, None, form.body))
+        .await
 }
 
 /// Undo: cancels a provisional comment of one's own (the core refuses a final one).
 async fn cancel(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path((review_id, comment_id)): Path<(String, String)>,
+    context: Context,
+    Path((_, comment_id)): Path<(String, String)>,
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, htmx, review_id);
     context
         .state
         .service
@@ -402,13 +402,10 @@ async fn cancel(
 
 /// An edit of one's own reply, checked against its thread like an edit of the comment.
 async fn edit_reply(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path((review_id, comment_id, message_id)): Path<(String, String, String)>,
+    context: Context,
+    Path((_, comment_id, message_id)): Path<(String, String, String)>,
     CsrfForm(form): CsrfForm<TextForm>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, htmx, review_id);
     let edit = TextEdit {
         body: form.body.clone(),
         base_comments_revision: None,
@@ -425,26 +422,15 @@ async fn edit_reply(
             edit,
         )
         .await;
-    let offer = Offer {
-        comment_id,
-        message_id: Some(message_id),
-        kind: "edit",
-        text: form.body,
-        notice: "This thread changed while you edited. Check it, then save your \
-                  edit again."
-            .into(),
-    };
+    let offer = Offer::edit(comment_id, Some(message_id), form.body);
     context.settle(outcome, offer).await
 }
 
 async fn cancel_reply(
-    State(state): State<AppState>,
-    signed_in: SignedIn,
-    htmx: Htmx,
-    Path((review_id, comment_id, message_id)): Path<(String, String, String)>,
+    context: Context,
+    Path((_, comment_id, message_id)): Path<(String, String, String)>,
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> Result<Response, WebError> {
-    let context = Context::new(state, signed_in, htmx, review_id);
     context
         .state
         .service

@@ -4,7 +4,7 @@
 //! menu, and the request id on error pages and notices. What the page shows, checked against
 //! what the API reads back.
 
-use docreview_client::api::{CommentStatus, NewComment, RunStatus, StartRun};
+use docreview_client::api::{CommentStatus, FinishRun, NewComment, RunStatus, StartRun};
 use serde_json::json;
 
 use crate::support::{Client, Server, Storage, quote};
@@ -456,6 +456,96 @@ async fn ones_own_reply_is_edited_from_the_screen_and_a_race_offers_the_edit_aga
     browser.quit().await;
 }
 
+/// A run started and completed while the screen is open: the Runs menu appears with its count
+/// and lists the run as it stands, without a reload.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_runs_menu_follows_runs_that_start_and_end_while_the_screen_is_open() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    let review = api.upload("Launch plan", DOC).await;
+    let id = review.review_id.clone();
+    let browser = recording_browser(&server, WIDE).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    screen_ready(&browser, &id).await;
+    assert!(
+        browser
+            .run(
+                "return document.getElementById('runs-menu').hidden",
+                Vec::new()
+            )
+            .await
+            .as_bool()
+            .expect("a flag"),
+        "no run, no menu"
+    );
+
+    let run = api
+        .api()
+        .start_run(
+            &id,
+            &StartRun {
+                kind: None,
+                title: Some("Style pass".into()),
+                version_id: None,
+            },
+        )
+        .await
+        .expect("a run");
+    api.api()
+        .add_run_comment(
+            &id,
+            &run.id,
+            &NewComment {
+                body: "Say which review.".into(),
+                category: None,
+                locator: Some(quote("final review")),
+                base_comments_revision: None,
+            },
+        )
+        .await
+        .expect("a run comment");
+    browser
+        .wait_for(
+            "!document.getElementById('runs-menu').hidden && document.getElementById('runs-count').textContent === '1' && document.querySelector('#run-list .run-running')",
+            "the menu shows the running run",
+        )
+        .await;
+    browser.click("#runs-menu > summary").await;
+    let running = browser.text("#run-list .run-running").await;
+    assert!(
+        running.contains("Style pass") && running.contains("1 draft comment"),
+        "{running}"
+    );
+
+    api.api()
+        .finish_run(
+            &id,
+            &run.id,
+            &FinishRun {
+                status: RunStatus::Completed,
+                summary: Some("One point.".into()),
+                base_comments_revision: None,
+            },
+        )
+        .await
+        .expect("completed");
+    browser
+        .wait_for(
+            "document.querySelector('#run-list .run-completed') && !document.querySelector('#run-list .run-running')",
+            "the menu shows the run completed",
+        )
+        .await;
+    assert_eq!(browser.text("#runs-count").await, "1");
+    assert_eq!(
+        review_of(&api, &id).await.ai_review_runs[0].status,
+        RunStatus::Completed
+    );
+    assert_eq!(violations(&browser).await, json!([]));
+    browser.quit().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_running_run_is_cancelled_from_the_runs_menu() {
     if !harness::available() {
@@ -498,11 +588,10 @@ async fn a_running_run_is_cancelled_from_the_runs_menu() {
     screen_ready(&browser, &id).await;
     browser.find(&format!("#thread-{drafted}.is-draft")).await;
     browser.click("#runs-menu > summary").await;
+    let running = browser.text("#run-list .run-running").await;
     assert!(
-        browser
-            .text("#run-list .run-running")
-            .await
-            .contains("1 draft comments")
+        running.contains("1 draft comment") && !running.contains("1 draft comments"),
+        "{running}"
     );
     browser.click("#run-list .run-cancel button").await;
     browser

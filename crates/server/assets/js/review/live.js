@@ -145,6 +145,7 @@ let runsBefore = runStates();
 /** Says so when a run completes, fails or is cancelled while the screen is open. */
 export function announceRuns() {
   const now = runStates();
+  if ([...now].some(([id, run]) => runsBefore.get(id)?.status !== run.status)) showRuns(now.size);
   for (const [id, run] of now) {
     const before = runsBefore.get(id);
     if (before?.status === "running" && run.status !== "running") {
@@ -156,4 +157,26 @@ export function announceRuns() {
     }
   }
   runsBefore = now;
+}
+
+/**
+ * The Runs menu as the runs now stand: its count, shown once there is a run, and its list asked
+ * for again.
+ * @param {number} count
+ */
+async function showRuns(count) {
+  const menu = document.getElementById("runs-menu");
+  const shown = document.getElementById("runs-count");
+  if (!menu || !shown) return;
+  shown.textContent = String(count);
+  menu.hidden = count === 0;
+  const response = await fetch(menu.dataset.runsUrl ?? "", { headers: { "HX-Request": "true" }, credentials: "same-origin" });
+  if (!response.ok) return;
+  const list = document.getElementById("run-list");
+  const fresh = new DOMParser().parseFromString(await response.text(), "text/html").getElementById("run-list");
+  if (list && fresh) {
+    list.replaceWith(fresh);
+    // @ts-ignore htmx global: the new list's Cancel buttons
+    window.htmx.process(fresh);
+  }
 }
