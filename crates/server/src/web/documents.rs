@@ -195,7 +195,7 @@ async fn list(
 
 impl DocumentsPage {
     fn category_label(hit: &CommentResult) -> &'static str {
-        crate::web::panel::category_label(hit.category.as_str())
+        crate::web::panel::category_label(hit.category)
     }
 
     fn selected(&self, field: &str, value: &str) -> bool {

@@ -17,7 +17,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use docreview_api::{CommentView, ReviewView, RunView, VersionView};
 use docreview_core::clock::millis_of;
-use docreview_core::model::{AnchorState, CommentStatus, Millis, Section};
+use docreview_core::model::{AnchorState, Category, CommentStatus, Millis, Section};
 use docreview_core::view::UNDO_WINDOW_MS;
 use serde::Deserialize;
 
@@ -185,7 +185,7 @@ impl Thread {
     }
 
     pub fn category_label(&self) -> &'static str {
-        category_label(self.comment.category.as_str())
+        category_label(self.comment.category)
     }
 
     /// Its place in document order when that is not its passage's start (the page reads the
@@ -223,28 +223,17 @@ fn view_stamp(comment: &CommentView) -> String {
 }
 
 /// A category's words for people.
-pub fn category_label(category: &str) -> &'static str {
+pub fn category_label(category: Category) -> &'static str {
     match category {
-        "note" => "Note",
-        "revise" => "Revise",
-        "add" => "Add",
-        "delete" => "Delete",
-        "needs_review" => "Needs review",
-        "consult" => "Consult",
-        _ => "No category",
+        Category::Note => "Note",
+        Category::Revise => "Revise",
+        Category::Add => "Add",
+        Category::Delete => "Delete",
+        Category::NeedsReview => "Needs review",
+        Category::Consult => "Consult",
+        Category::None => "No category",
     }
 }
-
-/// The seven categories, in the composer's order.
-pub const CATEGORIES: [&str; 7] = [
-    "note",
-    "revise",
-    "add",
-    "delete",
-    "needs_review",
-    "consult",
-    "none",
-];
 
 /// The comments panel: threads grouped as the screen shows them.
 #[derive(Template)]
@@ -285,12 +274,17 @@ pub struct Update {
     reason = "called by the askama template as a method of its context"
 )]
 impl Panel {
-    pub fn categories(&self) -> [&'static str; 7] {
-        CATEGORIES
+    /// The categories, in the composer's order.
+    pub fn categories(&self) -> &'static [Category] {
+        Category::ALL
     }
 
-    pub fn label(&self, category: &str) -> &'static str {
-        category_label(category)
+    #[allow(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "the template's loop gives a reference"
+    )]
+    pub fn label(&self, category: &Category) -> &'static str {
+        category_label(*category)
     }
 
     pub fn selected(&self, value: Option<&String>, option: &str) -> bool {

@@ -93,13 +93,8 @@ struct RunsMenu {
     reason = "called by the askama template as a method of its context"
 )]
 impl RunsMenu {
-    fn run_state(&self, run: &RunView) -> &'static str {
-        match run.status {
-            RunStatus::Running => "running",
-            RunStatus::Completed => "completed",
-            RunStatus::Failed => "failed",
-            RunStatus::Cancelled => "cancelled",
-        }
+    fn is_running(&self, run: &RunView) -> bool {
+        run.status == RunStatus::Running
     }
 
     fn draft_count(&self, run: &RunView) -> usize {
