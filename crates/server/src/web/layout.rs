@@ -9,6 +9,7 @@ use crate::web::extract::SignedIn;
 pub enum Nav {
     None,
     Documents,
+    Inbox,
     Account,
     Organization,
 }

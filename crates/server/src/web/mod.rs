@@ -15,6 +15,7 @@ mod documents;
 mod error;
 mod extract;
 mod htmx;
+mod inbox;
 mod layout;
 mod markdown;
 mod org;
@@ -42,6 +43,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(cli_login::router())
         .merge(documents::router())
         .merge(account::router())
+        .merge(inbox::router())
         .merge(org::router())
         .merge(review::router())
         .merge(markdown::router())

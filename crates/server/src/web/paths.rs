@@ -36,6 +36,11 @@ paths! {
     organization_members() = "/org/members";
     organization_member_change() = "/org/members/change";
     markdown_preview() = "/markdown-preview";
+    /// The person's notifications.
+    inbox() = "/inbox";
+    inbox_read() = "/inbox/read";
+    inbox_open(notification_id) = "/inbox/{notification_id}/open";
+    inbox_mail() = "/inbox/mail";
     /// Reached from the API's pages and by typing it.
     #[allow(dead_code)]
     api_docs() = "/api/docs";
