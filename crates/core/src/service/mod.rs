@@ -4,6 +4,7 @@ mod accounts;
 mod comments;
 mod export;
 mod find;
+mod invitations;
 mod mail;
 mod manage;
 mod notifications;
@@ -51,6 +52,9 @@ pub struct Settings {
     pub text_cache_bytes: usize,
     /// Mail delivery; `None`: no mail is written or sent, and everything else works.
     pub mail: Option<crate::mail::MailSetup>,
+    /// The base of links the service hands out (an invitation's `acceptUrl`), without a
+    /// trailing slash.
+    pub public_url: String,
 }
 
 impl Default for Settings {
@@ -59,6 +63,7 @@ impl Default for Settings {
             max_html_bytes: 10 * 1024 * 1024,
             text_cache_bytes: 32 * 1024 * 1024,
             mail: None,
+            public_url: "http://127.0.0.1:8080".to_string(),
         }
     }
 }

@@ -14,6 +14,7 @@ mod cli_login;
 mod documents;
 mod error;
 mod extract;
+mod invitations;
 mod layout;
 mod markdown;
 mod org;
@@ -46,6 +47,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(settings::router())
         .merge(api_docs::router())
         .merge(unsubscribe::router())
+        .merge(invitations::router())
         .layer(axum::middleware::from_fn_with_state(
             state,
             session::authenticate,
