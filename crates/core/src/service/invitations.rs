@@ -27,6 +27,10 @@ pub const INVITATION_LIFETIME_MS: Millis = 7 * 24 * 3_600_000;
 /// A password reset link is valid this long.
 pub const PASSWORD_RESET_LIFETIME_MS: Millis = 3_600_000;
 
+/// Reset requests one email (as typed, whether or not it has an account) may make in an hour
+/// on one node; beyond, 429 `rate_limited`.
+pub const RESET_REQUESTS_PER_HOUR: usize = 5;
+
 /// What the invitation page shows before the person accepts.
 #[derive(Debug, Clone)]
 pub struct OpenInvitation {
@@ -238,6 +242,10 @@ impl Service {
     /// whatever the email (no account enumeration): the mail leaves through the outbox, after
     /// the answer.
     pub async fn request_password_reset(&self, request: PasswordResetRequest) -> Result<()> {
+        let typed = request.email.trim().to_lowercase();
+        let now = self.clock.now();
+        self.reset_requests.check(&typed, now)?;
+        self.reset_requests.record_failure(&typed, now);
         let account = match normalize_email(&request.email) {
             Ok(email) => self.store.account_by_email(&email).await?,
             Err(_) => None,
@@ -248,7 +256,6 @@ impl Service {
         if account.status != UserStatus::Active || account.user.provider != Provider::Local {
             return Ok(());
         }
-        let now = self.clock.now();
         let (secret, hash) = identity::mint_link_secret(&*self.entropy);
         let reset_url = format!("{}/reset/{}", setup.public_url, secret.expose());
         let mail = mail::password_reset_mail(&account.email, &reset_url, &setup.public_url)

@@ -84,6 +84,9 @@ pub struct Service {
     failed_sign_ins: FailureLimiter,
     /// Failed password sign-ins per address over every account (guessing at many accounts).
     failed_sign_ins_from: FailureLimiter,
+    /// Password reset requests per email as typed, known or not (so the limit tells nothing):
+    /// nobody floods a mailbox with reset mails.
+    reset_requests: FailureLimiter,
     /// This node's claims on the outbox, and its workers' wake-ups.
     outbox: outbox::OutboxState,
     /// How webhooks are delivered (`with_webhooks`).
@@ -116,6 +119,7 @@ impl Service {
                 accounts::MAX_FAILED_SIGN_INS_PER_ADDRESS,
                 60_000,
             ),
+            reset_requests: FailureLimiter::new(invitations::RESET_REQUESTS_PER_HOUR, 3_600_000),
         }
     }
 

@@ -13,6 +13,7 @@ mod documents;
 mod everyday;
 mod harness;
 mod hostile;
+mod invitations;
 mod live;
 mod look;
 mod markdown;
