@@ -239,14 +239,30 @@ impl Service {
 
     /// `POST /api/auth/password-reset`: mails a reset link to the person with that email, if
     /// there is one who signs in with a password and mail is set up. The answer is the same
-    /// whatever the email (no account enumeration): the mail leaves through the outbox, after
-    /// the answer.
-    pub async fn request_password_reset(&self, request: PasswordResetRequest) -> Result<()> {
+    /// whatever the email (no account enumeration), and so is its timing: only the rate limit
+    /// is checked before answering; looking the email up and writing the reset with its mail
+    /// happen after, in a task of their own.
+    pub fn request_password_reset(
+        self: &std::sync::Arc<Self>,
+        request: PasswordResetRequest,
+    ) -> Result<()> {
         let typed = request.email.trim().to_lowercase();
         let now = self.clock.now();
         self.reset_requests.check(&typed, now)?;
         self.reset_requests.record_failure(&typed, now);
-        let account = match normalize_email(&request.email) {
+        let service = std::sync::Arc::clone(self);
+        tokio::spawn(async move {
+            if let Err(error) = service.mail_password_reset(&request.email).await {
+                tracing::warn!(%error, "a password reset request failed");
+            }
+        });
+        Ok(())
+    }
+
+    /// Writes a reset and its mail for `email`, when it names an active member who signs in
+    /// with a password and mail is set up; otherwise nothing.
+    async fn mail_password_reset(&self, email: &str) -> Result<()> {
+        let account = match normalize_email(email) {
             Ok(email) => self.store.account_by_email(&email).await?,
             Err(_) => None,
         };
@@ -256,6 +272,7 @@ impl Service {
         if account.status != UserStatus::Active || account.user.provider != Provider::Local {
             return Ok(());
         }
+        let now = self.clock.now();
         let (secret, hash) = identity::mint_link_secret(&*self.entropy);
         let reset_url = format!("{}/reset/{}", setup.public_url, secret.expose());
         let mail = mail::password_reset_mail(&account.email, &reset_url, &setup.public_url)

@@ -36,7 +36,7 @@ async fn password_reset(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<PasswordResetRequest>,
 ) -> Result<Response, ApiError> {
-    state.service.request_password_reset(request).await?;
+    state.service.request_password_reset(request)?;
     Ok(StatusCode::ACCEPTED.into_response())
 }
 

@@ -234,7 +234,6 @@ async fn forgot(State(state): State<AppState>, request: Request) -> Response {
     match state
         .service
         .request_password_reset(PasswordResetRequest { email })
-        .await
     {
         Ok(()) => ForgotPage {
             layout: Layout::anonymous("Forgot password", Nav::None),
