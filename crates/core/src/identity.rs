@@ -266,6 +266,17 @@ mod tests {
     use crate::clock::OsEntropy;
 
     #[test]
+    fn link_secrets_are_url_safe_and_stored_only_as_their_hash() {
+        let (first, hash) = mint_link_secret(&OsEntropy);
+        let (second, _) = mint_link_secret(&OsEntropy);
+        assert_ne!(first.expose(), second.expose());
+        assert_eq!(first.expose().len(), BODY_LEN);
+        assert!(first.expose().chars().all(|c| c.is_ascii_alphanumeric()));
+        assert_eq!(hash, sha256(first.expose().as_bytes()));
+        assert_eq!(format!("{first:?}"), "Secret(<redacted>)");
+    }
+
+    #[test]
     fn one_rule_for_every_new_password() {
         assert!(password_problem("nine char").is_some());
         assert!(password_problem("ten chars!").is_none());
