@@ -506,3 +506,30 @@ pub struct AssigneeChange {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base_comments_revision: Option<i64>,
 }
+
+/// `POST /api/org/invitations`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewInvitation {
+    #[schema(value_type = crate::schema::Email)]
+    pub email: String,
+    /// A suggestion; the person chooses their name when accepting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::schema::DisplayName>)]
+    pub display_name: Option<String>,
+    pub membership: Membership,
+    /// With `projectRole`: the project role the person gets on accepting (required for an
+    /// external member to act anywhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_role: Option<ProjectRole>,
+}
+
+/// `POST /api/auth/password-reset`.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PasswordResetRequest {
+    #[schema(value_type = crate::schema::Email)]
+    pub email: String,
+}

@@ -656,3 +656,40 @@ pub struct NotificationList {
 pub struct UnreadCount {
     pub unread_count: i64,
 }
+
+/// An invitation to join the organization. `acceptUrl` carries the single-use secret and is
+/// answered once, when the invitation is made (only its hash is stored); lists leave it out.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvitationView {
+    /// `inv_…`.
+    pub id: String,
+    pub email: String,
+    /// The name the inviting admin suggested, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    pub membership: Membership,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_role: Option<ProjectRole>,
+    /// RFC 3339; 7 days after it was made.
+    pub expires_at: String,
+    pub created_at: String,
+    /// `{public_url}/invite/{secret}`; only in the answer that makes the invitation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub accept_url: Option<Secret>,
+}
+
+/// `{ "invitation": Invitation }`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct InvitationBody {
+    pub invitation: InvitationView,
+}
+
+/// `{ "invitations": [Invitation] }`: the pending ones, newest first.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct InvitationList {
+    pub invitations: Vec<InvitationView>,
+}

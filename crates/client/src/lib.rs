@@ -245,7 +245,9 @@ impl Client {
             }
             let bytes = response.bytes().await.map_err(Error::transport)?;
             if status.is_success() {
-                let value = serde_json::from_slice(&bytes)
+                // An answer without a body (204, 202) reads as `null`: `()` for the caller.
+                let body: &[u8] = if bytes.is_empty() { b"null" } else { &bytes };
+                let value = serde_json::from_slice(body)
                     .map_err(|error| Error::Decode(error.to_string()))?;
                 if let Some(slot) = &self.answers {
                     *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(bytes.to_vec());
@@ -848,6 +850,38 @@ impl Client {
 
     pub async fn members(&self, page: &PageQuery) -> Result<MemberList> {
         self.call_query(Method::GET, "/api/org/members", page).await
+    }
+
+    /// Invites someone to join (org admins); the answer's `acceptUrl` is shown this once.
+    pub async fn invite(&self, new: &NewInvitation) -> Result<InvitationView> {
+        let body: InvitationBody = self
+            .call_json(Method::POST, "/api/org/invitations", new)
+            .await?;
+        Ok(body.invitation)
+    }
+
+    /// The pending invitations, newest first (org admins).
+    pub async fn invitations(&self) -> Result<Vec<InvitationView>> {
+        let body: InvitationList = self.call(Method::GET, "/api/org/invitations").await?;
+        Ok(body.invitations)
+    }
+
+    /// Revokes a pending invitation (org admins).
+    pub async fn revoke_invitation(&self, invitation_id: &str) -> Result<()> {
+        let path = format!("/api/org/invitations/{}", segment(invitation_id));
+        self.call(Method::DELETE, &path).await
+    }
+
+    /// Asks for a password reset mail; the answer is the same whatever the email.
+    pub async fn request_password_reset(&self, email: &str) -> Result<()> {
+        self.call_json(
+            Method::POST,
+            "/api/auth/password-reset",
+            &PasswordResetRequest {
+                email: email.to_string(),
+            },
+        )
+        .await
     }
 
     pub async fn register_member(&self, new: &NewMember) -> Result<MemberView> {

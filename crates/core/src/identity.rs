@@ -78,6 +78,16 @@ pub fn mint_session_value(entropy: &dyn Entropy) -> (Secret, [u8; 32]) {
     (Secret::new(value), hash)
 }
 
+/// Mints the secret of a single-use link (an invitation, a password reset) and its hash: 32
+/// random bytes in base62, URL-safe, stored only as the hash.
+pub fn mint_link_secret(entropy: &dyn Entropy) -> (Secret, [u8; 32]) {
+    let mut random = [0u8; 32];
+    entropy.fill(&mut random);
+    let value = base62(&random, BODY_LEN);
+    let hash = sha256(value.as_bytes());
+    (Secret::new(value), hash)
+}
+
 /// The CSRF token of a session: derived from the cookie value, so nothing more is stored, and
 /// useless without the cookie it belongs to.
 pub fn csrf_token(session_value: &str) -> String {
@@ -254,6 +264,17 @@ impl std::fmt::Debug for SharedTokens {
 mod tests {
     use super::*;
     use crate::clock::OsEntropy;
+
+    #[test]
+    fn link_secrets_are_url_safe_and_stored_only_as_their_hash() {
+        let (first, hash) = mint_link_secret(&OsEntropy);
+        let (second, _) = mint_link_secret(&OsEntropy);
+        assert_ne!(first.expose(), second.expose());
+        assert_eq!(first.expose().len(), BODY_LEN);
+        assert!(first.expose().chars().all(|c| c.is_ascii_alphanumeric()));
+        assert_eq!(hash, sha256(first.expose().as_bytes()));
+        assert_eq!(format!("{first:?}"), "Secret(<redacted>)");
+    }
 
     #[test]
     fn one_rule_for_every_new_password() {

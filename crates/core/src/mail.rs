@@ -222,6 +222,97 @@ pub fn digest_mail(
     })
 }
 
+#[derive(Template)]
+#[template(path = "mail/link.txt")]
+struct LinkText<'a> {
+    intro: &'a str,
+    action: &'a str,
+    link: &'a str,
+    note: &'a str,
+    public_url: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mail/link.html")]
+struct LinkHtml<'a> {
+    intro: &'a str,
+    action: &'a str,
+    link: &'a str,
+    note: &'a str,
+    public_url: &'a str,
+}
+
+/// A mail whose point is one single-use link (an invitation, a password reset): no
+/// `List-Unsubscribe`, since it is not a notification the person could turn off.
+fn link_mail(
+    to: &str,
+    subject: &str,
+    intro: &str,
+    action: &str,
+    link: &str,
+    note: &str,
+    public_url: &str,
+) -> Result<Mail, askama::Error> {
+    let text = LinkText {
+        intro,
+        action,
+        link,
+        note,
+        public_url,
+    }
+    .render()?;
+    let html = LinkHtml {
+        intro,
+        action,
+        link,
+        note,
+        public_url,
+    }
+    .render()?;
+    Ok(Mail {
+        to: to.to_string(),
+        subject: one_line(subject),
+        text,
+        html,
+        unsubscribe_url: None,
+    })
+}
+
+/// The mail of an invitation to join the organization.
+pub fn invitation_mail(
+    to: &str,
+    inviter: &str,
+    accept_url: &str,
+    public_url: &str,
+) -> Result<Mail, askama::Error> {
+    link_mail(
+        to,
+        &format!("{inviter} invited you to docreview"),
+        &format!("{inviter} invited you to review documents with them on docreview."),
+        "Accept the invitation",
+        accept_url,
+        "The link works once, for 7 days. If you did not expect this invitation, ignore this mail.",
+        public_url,
+    )
+}
+
+/// The mail of a password reset.
+pub fn password_reset_mail(
+    to: &str,
+    reset_url: &str,
+    public_url: &str,
+) -> Result<Mail, askama::Error> {
+    link_mail(
+        to,
+        "Reset your docreview password",
+        "Someone (hopefully you) asked to reset the password of your docreview account.",
+        "Choose a new password",
+        reset_url,
+        "The link works once, for 1 hour. If you did not ask for it, ignore this mail: your password stays as it is.",
+        public_url,
+    )
+}
+
 /// A subject on one line, at most 150 characters (a title may hold anything).
 fn one_line(text: &str) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -385,3 +385,64 @@ impl std::fmt::Debug for LoginCodeRecord {
             .finish_non_exhaustive()
     }
 }
+
+/// An invitation to join the organization (DESIGN.md §8.2); only the secret's SHA-256 is kept.
+/// Pending while neither accepted nor revoked, and until `expires_at`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct InvitationRecord {
+    pub id: String,
+    pub hash: [u8; 32],
+    /// Lower case, as accounts store it.
+    pub email: String,
+    /// The name the inviting admin suggested (the person chooses theirs when accepting).
+    pub display_name: Option<String>,
+    pub membership: Membership,
+    /// The project role the person gets on accepting.
+    pub project: Option<(String, ProjectRole)>,
+    pub invited_by: String,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+    pub accepted_at: Option<Millis>,
+    pub revoked_at: Option<Millis>,
+}
+
+impl InvitationRecord {
+    /// Neither accepted nor revoked, and not expired at `now`.
+    pub fn pending_at(&self, now: Millis) -> bool {
+        self.accepted_at.is_none() && self.revoked_at.is_none() && now < self.expires_at
+    }
+}
+
+impl std::fmt::Debug for InvitationRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InvitationRecord")
+            .field("id", &self.id)
+            .field("email", &self.email)
+            .field("membership", &self.membership)
+            .field("project", &self.project)
+            .field("expires_at", &self.expires_at)
+            .field("accepted_at", &self.accepted_at)
+            .field("revoked_at", &self.revoked_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A password reset mailed to a person; only the secret's SHA-256 is kept. Single use.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PasswordResetRecord {
+    pub hash: [u8; 32],
+    pub user_id: String,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+    pub used_at: Option<Millis>,
+}
+
+impl std::fmt::Debug for PasswordResetRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PasswordResetRecord")
+            .field("user_id", &self.user_id)
+            .field("expires_at", &self.expires_at)
+            .field("used_at", &self.used_at)
+            .finish_non_exhaustive()
+    }
+}

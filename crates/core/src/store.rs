@@ -11,6 +11,7 @@
 mod accounts;
 pub mod columns;
 mod comments;
+mod invitations;
 mod organization;
 mod outbox;
 mod reviews;
@@ -20,6 +21,7 @@ mod workflow;
 
 pub use accounts::AccountStore;
 pub use comments::{CommentStore, CommentsWrite, ThreadGuard};
+pub use invitations::{Acceptance, InvitationStore};
 pub use organization::{MemberQuery, OrganizationStore, ProjectImport, ProjectQuery};
 pub use outbox::OutboxStore;
 pub use reviews::{NewReview, ReviewQuery, ReviewStore, ReviewUpdate, Revisions, VersionWrite};
@@ -136,6 +138,7 @@ pub trait Store:
     + OutboxStore
     + WorkflowStore
     + WebhookStore
+    + InvitationStore
     + Send
     + Sync
     + 'static

@@ -499,12 +499,16 @@ fn service_on(
     shared: SharedTokens,
     max_html_bytes: usize,
     mail: Option<MailSetup>,
+    public_url: Option<String>,
 ) -> Arc<Service> {
-    let settings = Settings {
+    let mut settings = Settings {
         max_html_bytes,
         mail,
         ..Settings::default()
     };
+    if let Some(public_url) = public_url {
+        settings.public_url = public_url;
+    }
     Arc::new(Service::new(store, clock(), shared, settings))
 }
 
@@ -571,6 +575,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         shared,
         args.max_html_bytes,
         mail,
+        Some(base_url.trim_end_matches('/').to_string()),
     );
     let retry_schedule = docreview_core::outbox::parse_schedule(&args.webhook_retry_schedule)
         .map_err(|error| anyhow::anyhow!("DOCREVIEW_WEBHOOK_RETRY_SCHEDULE: {error}"))?;
@@ -925,6 +930,7 @@ async fn open_admin_service(storage: &StorageArgs) -> anyhow::Result<Arc<Service
         store,
         SharedTokens::default(),
         Settings::default().max_html_bytes,
+        None,
         None,
     ))
 }

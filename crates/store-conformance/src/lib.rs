@@ -29,6 +29,7 @@ mod comments;
 mod concurrency;
 mod events;
 pub mod fixtures;
+mod invitations;
 mod listing;
 mod manage;
 mod notifications;
@@ -57,6 +58,10 @@ pub use concurrency::{
     check_thread_revisions_rise_with_their_thread, check_writes_guarded_by_a_thread_revision,
 };
 pub use events::check_document_changes_are_announced;
+pub use invitations::{
+    check_accepting_an_invitation_is_single_use, check_invitations_round_trip,
+    check_password_resets_are_single_use,
+};
 pub use listing::{check_list_filters, check_list_pagination, check_list_visibility};
 pub use manage::{check_delete_review, check_update_review};
 pub use notifications::{
@@ -197,6 +202,9 @@ macro_rules! conformance_tests {
             check_reactions,
             check_webhooks_round_trip,
             check_webhook_deliveries,
+            check_invitations_round_trip,
+            check_accepting_an_invitation_is_single_use,
+            check_password_resets_are_single_use,
         );
     };
 }

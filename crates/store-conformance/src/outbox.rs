@@ -40,7 +40,12 @@ async fn claim(store: &Arc<dyn Store>, sink: Sink, claim: &str, now: Millis) -> 
         .collect()
 }
 
-async fn claimed(store: &Arc<dyn Store>, sink: Sink, claim: &str, now: Millis) -> Vec<OutboxRow> {
+pub(crate) async fn claimed(
+    store: &Arc<dyn Store>,
+    sink: Sink,
+    claim: &str,
+    now: Millis,
+) -> Vec<OutboxRow> {
     store
         .claim_outbox(sink, claim, now, now + 60_000, 100)
         .await

@@ -42,12 +42,12 @@ async fn insert_token(conn: &mut PgConnection, token: &TokenRecord) -> StoreResu
     Ok(())
 }
 
-const INSERT_ACCOUNT: &str = "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at, handle) \
+pub(crate) const INSERT_ACCOUNT: &str = "INSERT INTO users (id, email, display_name, provider, membership, status, is_admin, password_hash, created_at, handle) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 
 /// A taken unique key of `users`: the handle's (`users_by_handle`), or the id's or email's
 /// (`user`).
-fn taken(error: sqlx::Error) -> StoreError {
+pub(crate) fn taken(error: sqlx::Error) -> StoreError {
     let on_handle = match &error {
         sqlx::Error::Database(db) => db.constraint() == Some("users_by_handle"),
         _ => false,
@@ -60,7 +60,7 @@ fn taken(error: sqlx::Error) -> StoreError {
 }
 
 /// The handle column of an account: NULL until it has one.
-fn handle_of(account: &Account) -> Option<&str> {
+pub(crate) fn handle_of(account: &Account) -> Option<&str> {
     (!account.user.handle.is_empty()).then_some(account.user.handle.as_str())
 }
 

@@ -20,6 +20,7 @@ mod columns;
 mod comments;
 mod error;
 mod events;
+mod invitations;
 mod migrations;
 mod organization;
 mod outbox;

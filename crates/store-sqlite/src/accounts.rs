@@ -9,7 +9,7 @@ use crate::SqliteStore;
 use crate::columns::{ACCOUNT_COLUMNS, LOGIN_CODE_COLUMNS, SESSION_COLUMNS, TOKEN_COLUMNS};
 use crate::sql::{execute, internal, query_all, query_optional, unique};
 
-fn insert_account(
+pub(crate) fn insert_account(
     conn: &Connection,
     a: &Account,
     password_hash: Option<&str>,
@@ -34,7 +34,7 @@ fn insert_account(
 }
 
 /// A taken unique key of `users`: the handle's, or the id's or email's (`user`).
-fn taken(error: rusqlite::Error) -> StoreError {
+pub(crate) fn taken(error: rusqlite::Error) -> StoreError {
     if error.to_string().contains("users.handle") {
         StoreError::AlreadyExists("handle")
     } else {

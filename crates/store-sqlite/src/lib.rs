@@ -14,6 +14,7 @@
 mod accounts;
 mod columns;
 mod comments;
+mod invitations;
 mod migrations;
 mod organization;
 mod outbox;

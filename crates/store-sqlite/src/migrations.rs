@@ -19,6 +19,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
     (6, include_str!("../migrations/0006_webhooks.sql")),
     (7, include_str!("../migrations/0007_workflow.sql")),
+    (
+        13,
+        include_str!("../migrations/0013_invitations_passwords.sql"),
+    ),
     (15, include_str!("../migrations/0015_thread_revisions.sql")),
 ];
 

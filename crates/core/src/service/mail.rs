@@ -18,6 +18,8 @@ use crate::outbox::{
 /// The kinds of `mail` rows.
 const KIND_NOTIFICATION: &str = "notification";
 const KIND_DIGEST: &str = "digest";
+/// A mail carrying a single-use link (an invitation, a password reset), ready to send.
+pub(super) const KIND_LINK: &str = "link";
 
 const DAY_MS: Millis = 86_400_000;
 const HOUR_MS: Millis = 3_600_000;
@@ -199,9 +201,9 @@ impl Service {
             detail: format!("not a {what} mail this build reads"),
         };
         match row.kind.as_str() {
-            KIND_NOTIFICATION => {
+            KIND_NOTIFICATION | KIND_LINK => {
                 let Ok(mail) = serde_json::from_str::<Mail>(&row.payload) else {
-                    return Ok(Err(not_readable(KIND_NOTIFICATION)));
+                    return Ok(Err(not_readable(&row.kind)));
                 };
                 Ok(setup.mailer.send(&mail).await)
             }

@@ -4,6 +4,7 @@ mod accounts;
 mod comments;
 mod export;
 mod find;
+mod invitations;
 mod mail;
 mod manage;
 mod notifications;
@@ -51,6 +52,9 @@ pub struct Settings {
     pub text_cache_bytes: usize,
     /// Mail delivery; `None`: no mail is written or sent, and everything else works.
     pub mail: Option<crate::mail::MailSetup>,
+    /// The base of links the service hands out (an invitation's `acceptUrl`), without a
+    /// trailing slash.
+    pub public_url: String,
 }
 
 impl Default for Settings {
@@ -59,6 +63,7 @@ impl Default for Settings {
             max_html_bytes: 10 * 1024 * 1024,
             text_cache_bytes: 32 * 1024 * 1024,
             mail: None,
+            public_url: "http://127.0.0.1:8080".to_string(),
         }
     }
 }
@@ -79,6 +84,9 @@ pub struct Service {
     failed_sign_ins: FailureLimiter,
     /// Failed password sign-ins per address over every account (guessing at many accounts).
     failed_sign_ins_from: FailureLimiter,
+    /// Password reset requests per email as typed, known or not (so the limit tells nothing):
+    /// nobody floods a mailbox with reset mails.
+    reset_requests: FailureLimiter,
     /// This node's claims on the outbox, and its workers' wake-ups.
     outbox: outbox::OutboxState,
     /// How webhooks are delivered (`with_webhooks`).
@@ -111,6 +119,7 @@ impl Service {
                 accounts::MAX_FAILED_SIGN_INS_PER_ADDRESS,
                 60_000,
             ),
+            reset_requests: FailureLimiter::new(invitations::RESET_REQUESTS_PER_HOUR, 3_600_000),
         }
     }
 

@@ -194,7 +194,7 @@ impl Service {
 }
 
 /// The organization endpoints are for its administrators only.
-fn require_admin(actor: &Actor, operation: Operation) -> Result<()> {
+pub(super) fn require_admin(actor: &Actor, operation: Operation) -> Result<()> {
     access::permit(actor, operation)?;
     if actor.account.is_admin {
         Ok(())

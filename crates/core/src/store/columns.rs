@@ -9,9 +9,10 @@
 
 use crate::model::{
     AccessGrant, AccessMode, Account, Category, CommentRecord, CommentStatus, GrantRole,
-    LoginCodeRecord, Membership, MessageRecord, Millis, ProjectMember, ProjectRecord, ProjectRole,
-    Provider, ReviewRecord, ReviewSummaryRecord, RunKind, RunRecord, RunStatus, Scope,
-    SessionRecord, StatusEventRecord, TokenRecord, User, UserStatus, VersionRecord,
+    InvitationRecord, LoginCodeRecord, Membership, MessageRecord, Millis, PasswordResetRecord,
+    ProjectMember, ProjectRecord, ProjectRole, Provider, ReviewRecord, ReviewSummaryRecord,
+    RunKind, RunRecord, RunStatus, Scope, SessionRecord, StatusEventRecord, TokenRecord, User,
+    UserStatus, VersionRecord,
 };
 use crate::model::{DecisionKind, DecisionRecord, Emoji, ReactionRecord, ReviewerRecord};
 
@@ -367,6 +368,44 @@ pub fn login_code(row: &dyn Columns, at: usize) -> ColumnResult<LoginCodeRecord>
         used_at: row.optional_integer(at + 7)?,
     })
 }
+
+/// id, hash, email, display name, membership, project code, project role, invited by,
+/// created, expires, accepted, revoked.
+pub fn invitation(row: &dyn Columns, at: usize) -> ColumnResult<InvitationRecord> {
+    let code = row.optional_text(at + 5)?;
+    let role = project_role(row, at + 6)?;
+    Ok(InvitationRecord {
+        id: row.text(at)?,
+        hash: hash(row, at + 1)?,
+        email: row.text(at + 2)?,
+        display_name: row.optional_text(at + 3)?,
+        membership: word(row, at + 4, Membership::parse)?,
+        project: code.zip(role),
+        invited_by: row.text(at + 7)?,
+        created_at: row.integer(at + 8)?,
+        expires_at: row.integer(at + 9)?,
+        accepted_at: row.optional_integer(at + 10)?,
+        revoked_at: row.optional_integer(at + 11)?,
+    })
+}
+
+/// hash, user id, created, expires, used.
+pub fn password_reset(row: &dyn Columns, at: usize) -> ColumnResult<PasswordResetRecord> {
+    Ok(PasswordResetRecord {
+        hash: hash(row, at)?,
+        user_id: row.text(at + 1)?,
+        created_at: row.integer(at + 2)?,
+        expires_at: row.integer(at + 3)?,
+        used_at: row.optional_integer(at + 4)?,
+    })
+}
+
+/// The columns `invitation` reads, for both backends' queries.
+pub const INVITATION_COLUMNS: &str = "id, hash, email, display_name, membership, project_code, \
+     project_role, invited_by, created_at, expires_at, accepted_at, revoked_at";
+
+/// The columns `password_reset` reads.
+pub const PASSWORD_RESET_COLUMNS: &str = "hash, user_id, created_at, expires_at, used_at";
 
 /// code, name, company, status, in snapshot.
 pub fn project(row: &dyn Columns, at: usize) -> ColumnResult<ProjectRecord> {

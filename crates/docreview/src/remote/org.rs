@@ -2,8 +2,8 @@
 
 use clap::Subcommand;
 use docreview_client::api::{
-    MemberChange, MemberRef, MemberStatus, MemberView, NewMember, PageQuery, ProjectRole,
-    RoleGrant, RoleRevocation, RolesChange,
+    InvitationView, MemberChange, MemberRef, MemberStatus, MemberView, Membership, NewInvitation,
+    NewMember, PageQuery, ProjectRole, RoleGrant, RoleRevocation, RolesChange,
 };
 
 use super::output::{DIM, paint};
@@ -51,6 +51,40 @@ pub enum OrgCommand {
     Admins {
         #[command(subcommand)]
         command: Option<AdminsCommand>,
+    },
+    /// Invite someone: they get a link (mailed when the server has mail) where they choose a
+    /// name and a password. The link is printed this once; it works once, for 7 days.
+    Invite {
+        /// Their email.
+        email: String,
+        /// A name to suggest (they choose theirs when accepting).
+        #[arg(long)]
+        name: Option<String>,
+        /// An external member: acts only in projects where they hold a role.
+        #[arg(long)]
+        external: bool,
+        /// A project to give them a role in (with --role).
+        #[arg(long, requires = "role")]
+        project: Option<String>,
+        /// Their role there: viewer, editor or manager.
+        #[arg(long, requires = "project")]
+        role: Option<String>,
+    },
+    /// The pending invitations (or `revoke ID`).
+    Invitations {
+        #[command(subcommand)]
+        command: Option<InvitationsCommand>,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum InvitationsCommand {
+    /// List the pending ones (the default).
+    List,
+    /// Revoke a pending invitation: its link stops working.
+    Revoke {
+        /// The invitation's id (inv_…).
+        id: String,
     },
 }
 
@@ -205,6 +239,59 @@ pub async fn org(command: OrgCommand, output: &Output) -> Outcome {
                 output.answer(&client, &member, |m| println!("Removed {}.", m.email))
             }
         },
+        OrgCommand::Invite {
+            email,
+            name,
+            external,
+            project,
+            role,
+        } => {
+            let project_role = role
+                .map(|role| {
+                    ProjectRole::parse(&role).ok_or_else(|| {
+                        Failure::usage(format!(
+                            "--role {role}: the role is viewer, editor or manager"
+                        ))
+                    })
+                })
+                .transpose()?;
+            let new = NewInvitation {
+                email,
+                display_name: name,
+                membership: if external {
+                    Membership::External
+                } else {
+                    Membership::Internal
+                },
+                project_code: project,
+                project_role,
+            };
+            let invitation = client.invite(&new).await?;
+            output.answer(&client, &invitation, |invitation| {
+                println!(
+                    "Invited {} ({}); the link works once, until {}:",
+                    invitation.email, invitation.membership, invitation.expires_at
+                );
+                if let Some(url) = &invitation.accept_url {
+                    println!("{}", url.expose());
+                }
+            })
+        }
+        OrgCommand::Invitations { command } => {
+            match command.unwrap_or(InvitationsCommand::List) {
+                InvitationsCommand::List => {
+                    let list = client.invitations().await?;
+                    output.answer(&client, &list, |list| print_invitations(list))
+                }
+                InvitationsCommand::Revoke { id } => {
+                    client.revoke_invitation(&id).await?;
+                    // The API answers 204 without a body; `--json` gets what was revoked.
+                    output.show(&serde_json::json!({ "id": id, "revoked": true }), |_| {
+                        println!("Revoked {id}: its link no longer works.");
+                    })
+                }
+            }
+        }
         OrgCommand::Admins { command } => match command.unwrap_or(AdminsCommand::List) {
             AdminsCommand::List => {
                 let list = client.admins(&PageQuery::default()).await?;
@@ -239,6 +326,23 @@ async fn set_status(
     output.answer(client, &member, |m| {
         println!("{} is {}.", m.email, m.status);
     })
+}
+
+fn print_invitations(invitations: &[InvitationView]) {
+    for invitation in invitations {
+        let project = match (&invitation.project_code, invitation.project_role) {
+            (Some(code), Some(role)) => format!(" {role} on {code}"),
+            _ => String::new(),
+        };
+        anstream::println!(
+            "{}  {:<32} {}{} (until {})",
+            paint(DIM, &invitation.id),
+            invitation.email,
+            invitation.membership,
+            project,
+            invitation.expires_at
+        );
+    }
 }
 
 fn print_members(members: &[MemberView]) {

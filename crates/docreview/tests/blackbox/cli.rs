@@ -2062,3 +2062,96 @@ async fn writes_can_name_the_thread_as_it_was_read() {
     assert_eq!(resolved["comment"]["status"], "closed");
     assert_eq!(resolved["comment"]["threadRevision"], 3);
 }
+
+/// `org invite`, `org invitations` and `org invitations revoke` (DESIGN.md §8.2): `--json`
+/// is the API's answer, the link is printed once, refusals exit with their codes.
+#[tokio::test]
+async fn org_invite_lists_and_revokes_invitations() {
+    let server = Server::start();
+    server.create_user("root@example.com", "Root", &["--admin"]);
+    server.create_user("bob@example.com", "Bob", &[]);
+    server.import_projects(&serde_json::json!({ "projects": [
+        { "code": "P1", "name": "One", "company": "ACME", "status": "active" } ] }));
+    let token = server.issue_token("root@example.com", "org");
+    let dir = tempfile::tempdir().expect("dir");
+    let cmd = |args: &[&str]| as_user(dir.path(), &server, &token, args);
+
+    let made = json_of(&cmd(&[
+        "org",
+        "invite",
+        "dana@example.com",
+        "--name",
+        "Dana",
+        "--external",
+        "--project",
+        "P1",
+        "--role",
+        "editor",
+        "--json",
+    ]));
+    let invitation = &made["invitation"];
+    assert_eq!(invitation["email"], "dana@example.com");
+    assert_eq!(invitation["membership"], "external");
+    assert_eq!(invitation["projectRole"], "editor");
+    let id = invitation["id"].as_str().expect("id").to_string();
+    assert!(
+        invitation["acceptUrl"]
+            .as_str()
+            .is_some_and(|url| url.starts_with(&format!("{}/invite/", server.base)))
+    );
+    // Text: the link alone on its own line.
+    let text = text_of(&cmd(&["org", "invite", "erin@example.com"]));
+    assert!(
+        text.lines()
+            .any(|line| line.starts_with(&format!("{}/invite/", server.base))),
+        "{text}"
+    );
+    let listed = json_of(&cmd(&["org", "invitations", "--json"]));
+    assert_eq!(listed["invitations"].as_array().map(Vec::len), Some(2));
+    assert!(text_of(&cmd(&["org", "invitations"])).contains("dana@example.com"));
+    let revoked = json_of(&cmd(&["org", "invitations", "revoke", &id, "--json"]));
+    assert_eq!(revoked["revoked"], true);
+    let emails = text_of(&cmd(&[
+        "org",
+        "invitations",
+        "--jq",
+        ".invitations[].email",
+    ]));
+    assert_eq!(emails, "erin@example.com");
+    // Refusals: revoked again (not found: 6), an existing account (conflict: 5), a bad role
+    // (usage: 2), a non-admin (1).
+    refused(
+        &cmd(&["org", "invitations", "revoke", &id]),
+        6,
+        &["not found"],
+    );
+    refused(
+        &cmd(&["org", "invite", "bob@example.com"]),
+        5,
+        &["already has an account"],
+    );
+    refused(
+        &cmd(&[
+            "org",
+            "invite",
+            "x@example.com",
+            "--project",
+            "P1",
+            "--role",
+            "boss",
+        ]),
+        2,
+        &["viewer, editor or manager"],
+    );
+    let bob = server.issue_token("bob@example.com", "org");
+    refused(
+        &as_user(
+            dir.path(),
+            &server,
+            &bob,
+            &["org", "invite", "y@example.com"],
+        ),
+        1,
+        &["administrators"],
+    );
+}

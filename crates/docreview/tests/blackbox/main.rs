@@ -19,6 +19,7 @@ mod connections;
 mod durability;
 mod events;
 mod health;
+mod invitations;
 mod mail;
 mod manage;
 mod mcp;

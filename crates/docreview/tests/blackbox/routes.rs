@@ -15,12 +15,14 @@ const PUBLIC: &[(&str, &str)] = &[
     ("GET", "/login"),
     ("GET", "/cli-login"),
     ("GET", "/"),
+    ("GET", "/forgot-password"),
 ];
 
 /// The API operations that take no credentials: the command-line code exchange (the code and
 /// verifier are the proof; its answers are tested in `account.rs`) and the contract itself.
 const OPEN_API: &[(&str, &str)] = &[
     ("POST", "/api/auth/cli/token"),
+    ("POST", "/api/auth/password-reset"),
     ("GET", "/api/openapi.json"),
     ("GET", "/healthz"),
     ("GET", "/readyz"),

@@ -10,7 +10,7 @@ for (const button of document.querySelectorAll("[data-copy]")) {
     field.select();
     try {
       await navigator.clipboard.writeText(field.value);
-      showToast("Token copied. Keep it somewhere safe.");
+      showToast(/** @type {HTMLElement} */ (button).dataset.copied ?? "Token copied. Keep it somewhere safe.");
     } catch {
       showToast("Copying was not allowed here; the token is selected, so copy it with Ctrl+C.");
     }

@@ -6,8 +6,9 @@ use std::net::SocketAddr;
 use axum::Json;
 use axum::extract::FromRequest;
 use axum::extract::{ConnectInfo, Request, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use docreview_api::{CodeExchange, ExchangedToken};
+use docreview_api::{CodeExchange, ExchangedToken, PasswordResetRequest};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -16,7 +17,27 @@ use crate::error::ApiError;
 use crate::extract::ApiJson;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(exchange))
+    OpenApiRouter::new()
+        .routes(routes!(exchange))
+        .routes(routes!(password_reset))
+}
+
+/// Ask for a password reset link by mail. The answer is 202 whatever the email (it does not
+/// tell whether an account exists); the mail goes out only to an active member who signs in
+/// with a password, when mail is set up. The link works once, for 1 hour. Takes no credentials.
+#[utoipa::path(post, path = "/api/auth/password-reset", tag = "account", operation_id = "requestPasswordReset",
+    request_body = PasswordResetRequest,
+    responses(
+        (status = 202, description = "Accepted (whatever the email)"),
+        (status = 400, description = "`invalid_request`: not JSON, or no `email`", body = docreview_api::ErrorBody),
+        (status = 429, description = "`rate_limited`: more than 5 requests an hour for this email (known or not)", body = docreview_api::ErrorBody),
+    ))]
+async fn password_reset(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<PasswordResetRequest>,
+) -> Result<Response, ApiError> {
+    state.service.request_password_reset(request)?;
+    Ok(StatusCode::ACCEPTED.into_response())
 }
 
 /// Exchange the one-time code of the command-line login page, with the PKCE verifier behind

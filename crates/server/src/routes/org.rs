@@ -5,7 +5,8 @@ use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use docreview_api::{
-    AdminBody, AdminList, MemberBody, MemberChange, MemberList, MemberRef, NewMember, PageQuery,
+    AdminBody, AdminList, InvitationBody, InvitationList, MemberBody, MemberChange, MemberList,
+    MemberRef, NewInvitation, NewMember, PageQuery,
 };
 use docreview_core::access::Operation;
 use serde::Deserialize;
@@ -14,7 +15,7 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{ApiJson, ApiQuery, Caller};
+use crate::extract::{ApiJson, ApiPath, ApiQuery, Caller};
 use crate::routes::allow;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -26,6 +27,62 @@ pub fn router() -> OpenApiRouter<AppState> {
         ))
         .routes(allow(Operation::OrgRead, routes!(admins)))
         .routes(allow(Operation::OrgWrite, routes!(add_admin, remove_admin)))
+        .routes(allow(Operation::OrgRead, routes!(invitations)))
+        .routes(allow(Operation::OrgWrite, routes!(invite)))
+        .routes(allow(Operation::OrgWrite, routes!(revoke_invitation)))
+}
+
+/// Invite someone to join the organization (admins only). The answer's `acceptUrl` is shown
+/// this once (only its hash is stored); it is also mailed when mail is set up.
+#[utoipa::path(post, path = "/api/org/invitations", tag = "org", operation_id = "invite",
+    request_body = NewInvitation,
+    responses(
+        (status = 201, description = "Invited; valid 7 days, single use", body = InvitationBody),
+        (status = 400, description = "`invalid_request`: a bad email or name, or `projectCode` without `projectRole`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (not an org admin) or `insufficient_scope` (a token without `org`)", body = ErrorBody),
+        (status = 404, description = "`project_not_found`", body = ErrorBody),
+        (status = 409, description = "`already_exists`: the email has an account; or `project_not_in_snapshot`", body = ErrorBody),
+    ))]
+async fn invite(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+    ApiJson(new): ApiJson<NewInvitation>,
+) -> Result<Response, ApiError> {
+    let body = state.service.invite(&actor, new).await?;
+    Ok((StatusCode::CREATED, Json(body)).into_response())
+}
+
+/// The pending invitations (neither accepted, revoked nor expired), newest first (admins only).
+#[utoipa::path(get, path = "/api/org/invitations", tag = "org", operation_id = "listInvitations",
+    responses((status = 200, description = "The pending invitations, without their links", body = InvitationList)))]
+async fn invitations(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+) -> Result<Response, ApiError> {
+    Ok(Json(state.service.list_invitations(&actor).await?).into_response())
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+struct InvitationPath {
+    /// The invitation's id (`inv_…`).
+    id: String,
+}
+
+/// Revoke a pending invitation: its link stops working at once (admins only).
+#[utoipa::path(delete, path = "/api/org/invitations/{id}", tag = "org", operation_id = "revokeInvitation",
+    params(InvitationPath),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 404, description = "`not_found`: no pending invitation has this id", body = ErrorBody),
+    ))]
+async fn revoke_invitation(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+    ApiPath(InvitationPath { id }): ApiPath<InvitationPath>,
+) -> Result<Response, ApiError> {
+    state.service.revoke_invitation(&actor, &id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// The organization's members (admins only).

@@ -25,6 +25,7 @@ pub fn router() -> Router<AppState> {
         .route(paths::route::account, get(profile))
         .route(paths::route::account_tokens, post(create_token))
         .route(paths::route::account_token_revoke, post(revoke_token))
+        .route(paths::route::account_password, post(change_password))
 }
 
 /// A token just made: the only time its value is ever shown.
@@ -42,6 +43,8 @@ struct AccountPage {
     created: Option<NewToken>,
     /// Why the last form was refused, said beside it.
     problem: Option<String>,
+    /// Why the password form was refused, or that it worked.
+    password_notice: Option<(bool, String)>,
 }
 
 impl AccountPage {
@@ -61,6 +64,16 @@ async fn render(
     created: Option<NewToken>,
     problem: Option<String>,
 ) -> Result<Response, WebError> {
+    render_with(state, signed_in, created, problem, None).await
+}
+
+async fn render_with(
+    state: &AppState,
+    signed_in: &SignedIn,
+    created: Option<NewToken>,
+    problem: Option<String>,
+    password_notice: Option<(bool, String)>,
+) -> Result<Response, WebError> {
     let service = &state.service;
     let me = service
         .me(&signed_in.actor)
@@ -77,7 +90,11 @@ async fn render(
         .await
         .map_err(|error| WebError::core(error, false))?
         .tokens;
-    let status = if problem.is_some() {
+    let status = if problem.is_some()
+        || password_notice
+            .as_ref()
+            .is_some_and(|(refused, _)| *refused)
+    {
         StatusCode::BAD_REQUEST
     } else {
         StatusCode::OK
@@ -88,12 +105,69 @@ async fn render(
         tokens,
         created,
         problem,
+        password_notice,
     };
     Ok((status, page).into_response())
 }
 
-async fn profile(State(state): State<AppState>, signed_in: SignedIn) -> Result<Response, WebError> {
-    render(&state, &signed_in, None, None).await
+#[derive(Deserialize)]
+struct ProfileQuery {
+    password: Option<String>,
+}
+
+async fn profile(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    axum::extract::Query(query): axum::extract::Query<ProfileQuery>,
+) -> Result<Response, WebError> {
+    let notice = (query.password.as_deref() == Some("changed")).then(|| {
+        (
+            false,
+            "Your password is changed. Every other session of yours has ended.".to_string(),
+        )
+    });
+    render_with(&state, &signed_in, None, None, notice).await
+}
+
+#[derive(Deserialize)]
+struct PasswordForm {
+    #[serde(default)]
+    current: String,
+    #[serde(default)]
+    new: String,
+}
+
+/// Changes the password (the core checks the current one and the rule); every session ends and
+/// this browser gets a new one, so the answer redirects with the new cookie.
+async fn change_password(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    address: Option<axum::Extension<crate::limits::ClientAddress>>,
+    CsrfForm(form): CsrfForm<PasswordForm>,
+) -> Result<Response, WebError> {
+    let address = address.map_or_else(|| "unknown".to_string(), |a| a.0.0.to_string());
+    match state
+        .service
+        .change_my_password(&signed_in.actor, &form.current, &form.new, &address)
+        .await
+    {
+        Ok(session) => {
+            let max_age = (session.expires_at - state.service.now()) / 1000;
+            let mut response =
+                Redirect::to(&format!("{}?password=changed", paths::account())).into_response();
+            response.headers_mut().insert(
+                axum::http::header::SET_COOKIE,
+                state
+                    .web
+                    .session_cookie(session.cookie_value.expose(), max_age),
+            );
+            Ok(response)
+        }
+        Err(Error::InvalidRequest(message) | Error::Forbidden(message)) => {
+            render_with(&state, &signed_in, None, None, Some((true, message))).await
+        }
+        Err(error) => Err(WebError::core(error, false)),
+    }
 }
 
 /// The new-token form: a name and a box per scope (none ticked means `comments`).

@@ -16,6 +16,7 @@ mod error;
 mod extract;
 mod htmx;
 mod inbox;
+mod invitations;
 mod layout;
 mod markdown;
 mod org;
@@ -50,6 +51,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(settings::router())
         .merge(api_docs::router())
         .merge(unsubscribe::router())
+        .merge(invitations::router())
         .layer(axum::middleware::from_fn_with_state(
             state,
             session::authenticate,

@@ -11,10 +11,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use docreview_api::{
-    MemberChange, MemberRef, MemberStatus, MemberView, NewMember, PageQuery, ProjectView,
-    RoleGrant, RolesChange,
+    InvitationView, MemberChange, MemberRef, MemberStatus, MemberView, NewInvitation, NewMember,
+    PageQuery, ProjectView, RoleGrant, RolesChange,
 };
 use docreview_core::Error;
+use docreview_core::model::Membership;
 use docreview_core::model::ProjectRole;
 use serde::Deserialize;
 
@@ -29,6 +30,11 @@ pub fn router() -> Router<AppState> {
         .route(paths::route::organization, get(members))
         .route(paths::route::organization_members, post(register))
         .route(paths::route::organization_member_change, post(change))
+        .route(paths::route::organization_invitations, post(invite))
+        .route(
+            paths::route::organization_invitation_revoke,
+            post(revoke_invitation),
+        )
 }
 
 const EVERYONE: PageQuery = PageQuery {
@@ -45,6 +51,15 @@ struct OrgPage {
     projects: Vec<ProjectView>,
     /// What the last form did, or why it was refused.
     notice: Option<Notice>,
+    /// The pending invitations (admins only).
+    invitations: Vec<InvitationView>,
+    /// The invitation just made, with its link: the only time the link is shown.
+    invited: Option<Invited>,
+}
+
+struct Invited {
+    email: String,
+    link: String,
 }
 
 struct Notice {
@@ -56,8 +71,14 @@ async fn render(
     state: &AppState,
     signed_in: &SignedIn,
     notice: Option<Notice>,
+    invited: Option<Invited>,
 ) -> Result<Response, WebError> {
     let actor = &signed_in.actor;
+    let invitations = match state.service.list_invitations(actor).await {
+        Ok(list) => list.invitations,
+        Err(Error::Forbidden(_)) => Vec::new(),
+        Err(error) => return Err(WebError::core(error, false)),
+    };
     let members = match state.service.list_members(actor, EVERYONE).await {
         Ok(list) => Some(list.members),
         Err(Error::Forbidden(_)) => None,
@@ -78,12 +99,14 @@ async fn render(
         members,
         projects,
         notice,
+        invitations,
+        invited,
     };
     Ok((status, page).into_response())
 }
 
 async fn members(State(state): State<AppState>, signed_in: SignedIn) -> Result<Response, WebError> {
-    render(&state, &signed_in, None).await
+    render(&state, &signed_in, None, None).await
 }
 
 /// The answer to a form: the page again, saying what happened or what the core refused
@@ -115,7 +138,107 @@ async fn after(
         },
         Err(error) => return Err(WebError::core(error, false)),
     };
-    render(state, signed_in, Some(notice)).await
+    render(state, signed_in, Some(notice), None).await
+}
+
+#[derive(Deserialize)]
+struct InvitationForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    name: String,
+    /// Ticked: an external member.
+    external: Option<String>,
+    /// A project code, or empty for none.
+    #[serde(default)]
+    project: String,
+    #[serde(default)]
+    role: String,
+}
+
+async fn invite(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    CsrfForm(form): CsrfForm<InvitationForm>,
+) -> Result<Response, WebError> {
+    let project = form.project.trim();
+    let role = if project.is_empty() {
+        Ok(None)
+    } else {
+        ProjectRole::parse(&form.role).map(Some).ok_or_else(|| {
+            Error::invalid(format!(
+                "unknown role `{}`: viewer, editor or manager",
+                form.role
+            ))
+        })
+    };
+    let outcome = match role {
+        Ok(role) => {
+            state
+                .service
+                .invite(
+                    &signed_in.actor,
+                    NewInvitation {
+                        email: form.email.clone(),
+                        display_name: Some(form.name.trim().to_string())
+                            .filter(|name| !name.is_empty()),
+                        membership: if form.external.is_some() {
+                            Membership::External
+                        } else {
+                            Membership::Internal
+                        },
+                        project_code: role.map(|_| project.to_string()),
+                        project_role: role,
+                    },
+                )
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    match outcome {
+        Ok(body) => {
+            let invitation = body.invitation;
+            let link = invitation
+                .accept_url
+                .as_ref()
+                .map(|url| url.expose().to_string())
+                .unwrap_or_default();
+            let mailed = if state.service.mail_enabled() {
+                " The link is mailed to them too."
+            } else {
+                " Mail is not set up here: send them the link yourself."
+            };
+            let notice = Notice {
+                refused: false,
+                text: format!("{} is invited.{mailed}", invitation.email),
+            };
+            let invited = Invited {
+                email: invitation.email,
+                link,
+            };
+            render(&state, &signed_in, Some(notice), Some(invited)).await
+        }
+        Err(error) => after(&state, &signed_in, Err(error)).await,
+    }
+}
+
+#[derive(Deserialize)]
+struct RevokeForm {
+    #[serde(default)]
+    id: String,
+}
+
+async fn revoke_invitation(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    CsrfForm(form): CsrfForm<RevokeForm>,
+) -> Result<Response, WebError> {
+    let outcome = state
+        .service
+        .revoke_invitation(&signed_in.actor, &form.id)
+        .await
+        .map(|()| "The invitation is revoked: its link no longer works.".to_string());
+    after(&state, &signed_in, outcome).await
 }
 
 #[derive(Deserialize)]

@@ -30,11 +30,22 @@ paths! {
     account() = "/account";
     account_tokens() = "/account/tokens";
     account_token_revoke(token_id) = "/account/tokens/{token_id}/revoke";
+    account_password() = "/account/password";
     cli_login() = "/cli-login";
     cli_login_deny() = "/cli-login/deny";
     organization() = "/org";
     organization_members() = "/org/members";
     organization_member_change() = "/org/members/change";
+    organization_invitations() = "/org/invitations";
+    organization_invitation_revoke() = "/org/invitations/revoke";
+    /// An invitation's page: the link mailed to the person invited (built by core, like
+    /// [`unsubscribe`]).
+    #[allow(dead_code)]
+    invitation(secret) = "/invite/{secret}";
+    /// A password reset's page, mailed (built by core).
+    #[allow(dead_code)]
+    password_reset(secret) = "/reset/{secret}";
+    forgot_password() = "/forgot-password";
     markdown_preview() = "/markdown-preview";
     /// The person's notifications.
     inbox() = "/inbox";

@@ -14,6 +14,7 @@ mod everyday;
 mod harness;
 mod hostile;
 mod inbox;
+mod invitations;
 mod live;
 mod look;
 mod markdown;
