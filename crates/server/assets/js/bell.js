@@ -8,7 +8,7 @@
  */
 
 const shown = document.getElementById("unread-count");
-const bell = document.getElementById("bell");
+const number = document.getElementById("unread-number");
 const channel = new BroadcastChannel("docreview-unread");
 /** @type {number | null} */
 let last = null;
@@ -16,10 +16,9 @@ let last = null;
 /** @param {number} count */
 function show(count) {
   last = count;
-  if (!shown || !bell) return;
+  if (!shown || !number) return;
   shown.hidden = count === 0;
-  shown.textContent = count > 99 ? "99+" : String(count);
-  bell.setAttribute("aria-label", count === 0 ? "Inbox" : `Inbox, ${count} unread`);
+  number.textContent = count > 99 ? "99+" : String(count);
   document.dispatchEvent(new CustomEvent("unread-count", { detail: { count } }));
 }
 

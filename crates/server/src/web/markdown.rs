@@ -9,7 +9,7 @@ use axum::routing::post;
 use serde::Deserialize;
 
 use crate::AppState;
-use crate::web::error::WebError;
+use crate::web::error::{WebError, form_urlencoded_component};
 use crate::web::extract::{CsrfForm, SignedIn};
 use crate::web::htmx::Htmx;
 use crate::web::paths;
@@ -18,10 +18,29 @@ pub fn router() -> Router<AppState> {
     Router::new().route(paths::route::markdown_preview, post(preview))
 }
 
-/// A body as HTML, safe to insert into a page. Templates call it by path:
-/// `{{ crate::web::markdown::body_html(c.body)|safe }}`.
-pub fn body_html(body: &str) -> String {
-    docreview_text::render_markdown(body, &[])
+/// A body as HTML, safe to insert into a page, its resolved `@handle`s made links to what the
+/// person wrote on this document. Templates call it by path:
+/// `{{ crate::web::markdown::body_html(c.body, c.mentions, review_id)|safe }}`.
+pub fn body_html(body: &str, mentions: &[docreview_api::Mention], review_id: &str) -> String {
+    let hrefs: Vec<String> = mentions
+        .iter()
+        .map(|mention| {
+            format!(
+                "{}?status=all&author={}",
+                paths::review(review_id),
+                form_urlencoded_component(&mention.user_id)
+            )
+        })
+        .collect();
+    let linked: Vec<docreview_text::Mention<'_>> = mentions
+        .iter()
+        .zip(&hrefs)
+        .map(|(mention, href)| docreview_text::Mention {
+            handle: &mention.handle,
+            href,
+        })
+        .collect();
+    docreview_text::render_markdown(body, &linked)
 }
 
 #[derive(Deserialize)]
@@ -42,6 +61,7 @@ async fn preview(
     CsrfForm(form): CsrfForm<PreviewForm>,
 ) -> Result<Response, WebError> {
     htmx.fragment(&Preview {
-        html: body_html(&form.body),
+        // Mentions are resolved when the body is written: the preview shows them as typed.
+        html: docreview_text::render_markdown(&form.body, &[]),
     })
 }

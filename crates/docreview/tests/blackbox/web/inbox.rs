@@ -35,7 +35,7 @@ async fn count_shows(browser: &Browser, count: i64) {
         "document.getElementById('unread-count').hidden".to_string()
     } else {
         format!(
-            "!document.getElementById('unread-count').hidden && document.getElementById('unread-count').textContent === '{count}'"
+            "!document.getElementById('unread-count').hidden && document.getElementById('unread-number').textContent === '{count}'"
         )
     };
     browser
@@ -60,14 +60,12 @@ async fn a_mention_counts_live_and_opening_it_goes_to_its_thread() {
 
     let comment = mention_ada(&grace, &id, "please check the launch date").await;
     count_shows(&browser, 1).await;
+    // Read aloud as "Inbox 1 unread".
     assert_eq!(
         browser
-            .run(
-                "return document.getElementById('bell').getAttribute('aria-label')",
-                vec![]
-            )
+            .run("return document.getElementById('bell').textContent", vec![])
             .await,
-        json!("Inbox, 1 unread")
+        json!("Inbox1 unread")
     );
 
     browser.click("#bell").await;
@@ -102,6 +100,24 @@ async fn a_mention_counts_live_and_opening_it_goes_to_its_thread() {
         )
         .await;
     assert_eq!(unread(&ada).await, 0, "opening it marked it read");
+    // The mention reads as a link to what Ada wrote on this document.
+    let me = ada.get("/api/me").await;
+    let ada_id = me.expect(200)["user"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let mention = browser
+        .run(
+            &format!(
+                "const a = document.querySelector('#thread-{comment} .body a.mention'); return a && [a.textContent, a.getAttribute('href')];"
+            ),
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        mention,
+        json!(["@ada", format!("/reviews/{id}?status=all&author={ada_id}")])
+    );
     count_shows(&browser, 0).await;
     assert_eq!(violations(&browser).await, json!([]));
     browser.quit().await;
