@@ -31,6 +31,7 @@ pub(crate) fn version_write(
         at,
         search_text: String::new(),
         outbox: Vec::new(),
+        closed: Vec::new(),
     }
 }
 

@@ -121,6 +121,8 @@ impl Service {
                                 mentions: Vec::new(),
                                 thread_revision: CommentRecord::NEW_THREAD_REVISION,
                                 assignee_id: None,
+                                // A batch item carries no suggestion (docs/workflow.md).
+                                suggestion: None,
                             });
                         }
                         Err(failure) => failed.push(failure),

@@ -699,6 +699,7 @@ fn new_comment(args: CommentArgs) -> Result<NewComment, Failure> {
         category: Some(category),
         locator: Some(args.place.locator()),
         base_comments_revision: None,
+        suggestion: None,
     })
 }
 

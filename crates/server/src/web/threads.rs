@@ -212,6 +212,7 @@ impl CommentForm {
             category,
             locator: self.locator(),
             base_comments_revision: base,
+            suggestion: None,
         })
     }
 }

@@ -486,6 +486,7 @@ async fn a_running_run_is_cancelled_from_the_runs_menu() {
                 category: None,
                 locator: Some(quote("final review")),
                 base_comments_revision: None,
+                suggestion: None,
             },
         )
         .await
