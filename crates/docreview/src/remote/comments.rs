@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use docreview_client::api::{
     AssigneeChange, Category, CommentStatus, CommentView, CommentWritten, Emoji, FinishRun,
-    NewComment, NewReply, Position, Reanchor, RunStatus, RunView, StartRun, StatusChange, TextEdit,
+    NewComment, NewReply, Position, Reanchor, RunStatus, RunView, StartRun, StatusChange,
+    Suggestion, TextEdit,
 };
 use docreview_client::{Client, Place};
 use serde_json::Value;
@@ -114,6 +115,15 @@ pub struct CommentArgs {
     /// note, revise, add, delete, needs_review, consult or none.
     #[arg(long, default_value = "note")]
     category: String,
+    /// What the quoted passage should become (with --category revise; `add`: text inserted
+    /// after it; `delete`: ""). `suggestions apply` makes it a new version.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        requires = "quote",
+        allow_hyphen_values = true
+    )]
+    suggestion: Option<String>,
 }
 
 /// Which of a document's comments `comments list` shows.
@@ -699,7 +709,7 @@ fn new_comment(args: CommentArgs) -> Result<NewComment, Failure> {
         category: Some(category),
         locator: Some(args.place.locator()),
         base_comments_revision: None,
-        suggestion: None,
+        suggestion: args.suggestion.map(|text| Suggestion { text }),
     })
 }
 

@@ -2287,3 +2287,87 @@ async fn the_review_workflow_from_the_terminal() {
     ]));
     assert_eq!(taken_back["workflow"]["reviewers"], serde_json::json!([]));
 }
+
+/// `comments add --suggestion` and `suggestions apply`: the new version from the terminal, and
+/// the refusals with their exit codes (5 conflict, 1 a comment without a suggestion, 2 usage).
+#[tokio::test]
+async fn suggestions_are_written_and_applied_from_the_terminal() {
+    let server = Server::start();
+    let config = tempfile::tempdir().expect("config dir");
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let review = ada.upload("Plan", SAMPLE_HTML).await;
+    let (id, base) = (review.review_id, review.latest_version_id);
+    let token = ada.token().expect("token");
+    let cmd = |args: &[&str]| as_user(config.path(), &server, token, args);
+
+    let added = json_of(&cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--body",
+        "Slower",
+        "--category",
+        "revise",
+        "--quote",
+        "quick brown",
+        "--suggestion",
+        "slow red",
+        "--json",
+    ]));
+    assert_eq!(added["comment"]["suggestion"]["text"], "slow red");
+    let cid = added["comment"]["id"].as_str().expect("id").to_string();
+    refused(
+        &cmd(&["comments", "add", &id, "--body", "x", "--suggestion", "y"]),
+        2,
+        &["--quote"],
+    );
+    refused(
+        &cmd(&[
+            "comments",
+            "add",
+            &id,
+            "--body",
+            "x",
+            "--quote",
+            "lazy",
+            "--suggestion",
+            "y",
+        ]),
+        1,
+        &["a suggestion goes on a revise, add or delete comment"],
+    );
+    let plain = json_of(&cmd(&["comments", "add", &id, "--body", "Note", "--json"]));
+    let plain = plain["comment"]["id"].as_str().expect("id").to_string();
+    refused(
+        &cmd(&["suggestions", "apply", &id, &plain, "--base", &base]),
+        1,
+        &["carries no suggestion"],
+    );
+    refused(
+        &cmd(&["suggestions", "apply", &id, "--base", &base]),
+        2,
+        &["<COMMENTS>"],
+    );
+
+    let applied = text_of(&cmd(&[
+        "suggestions",
+        "apply",
+        &id,
+        &cid,
+        "--base",
+        &base,
+        "--label",
+        "edited",
+    ]));
+    assert!(
+        applied.starts_with("Applied 1 suggestion as edited (ver_"),
+        "{applied}"
+    );
+    refused(
+        &cmd(&["suggestions", "apply", &id, &cid, "--base", &base]),
+        5,
+        &["no longer the latest"],
+    );
+    let text = text_of(&cmd(&["reviews", "text", &id]));
+    assert!(text.contains("The slow red fox jumps"), "{text}");
+}
