@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use docreview_client::api::{
-    AssigneeChange, DecisionKind, Emoji, NewDecision, ReactionView, WorkflowView,
+    ApplySuggestions, AssigneeChange, DecisionKind, Emoji, NewDecision, ReactionView, WorkflowView,
 };
 use docreview_client::api::{
     BatchComment, BatchFailure, BatchItemError, CommentSearchQuery, CommentStatus, CommentView,
@@ -154,7 +154,7 @@ impl DocreviewMcp {
 
     #[tool(
         description = "Upload HTML: upload (a new document) | add_version (of review_id); or \
-            decide on review_id.",
+            decide | apply_suggestions on review_id.",
         input_schema = schema::<DocumentArgs>()
     )]
     async fn document_write(&self, arguments: JsonObject) -> ToolResult {
@@ -829,6 +829,7 @@ impl DocreviewMcp {
             DocumentMethod::Upload => "upload",
             DocumentMethod::AddVersion => "add_version",
             DocumentMethod::Decide => return self.decide(args).await,
+            DocumentMethod::ApplySuggestions => return self.apply_suggestions(args).await,
         };
         let file = HtmlFile {
             name: "document.html".into(),
@@ -853,7 +854,9 @@ impl DocreviewMcp {
                 };
                 self.client.import_version(review, &file, &upload).await
             }
-            DocumentMethod::Decide => unreachable!("answered above"),
+            DocumentMethod::Decide | DocumentMethod::ApplySuggestions => {
+                unreachable!("answered above")
+            }
         };
         Ok(review_page(
             &review.map_err(|error| api_refusal(&error))?,
@@ -888,6 +891,33 @@ impl DocreviewMcp {
             "decision": written.decision.decision,
             "versionId": written.decision.version_id,
             "workflow": workflow_item(&written.workflow),
+        }))
+    }
+}
+
+impl DocreviewMcp {
+    /// `document_write` method `apply_suggestions`: the comments' suggestions as one new
+    /// version; answers the new version and the document's page.
+    async fn apply_suggestions(&self, args: &DocumentArgs) -> Answer {
+        let method = "apply_suggestions";
+        let review = needed(args.review_id.as_deref(), "review_id", method)?;
+        let base = needed(args.base_version_id.as_deref(), "base_version_id", method)?;
+        let comment_ids = args
+            .comment_ids
+            .clone()
+            .filter(|ids| !ids.is_empty())
+            .ok_or_else(|| invalid("comment_ids", "apply_suggestions needs `comment_ids`"))?;
+        let input = ApplySuggestions {
+            comment_ids,
+            base_version_id: base.to_string(),
+            label: args.label.clone(),
+        };
+        let applied = self.client.apply_suggestions(review, &input).await;
+        let applied = applied.map_err(|error| api_refusal(&error))?;
+        Ok(json!({
+            "versionId": applied.version_id,
+            "applied": applied.applied,
+            "review": review_page(&applied.review, &[0, 0]),
         }))
     }
 }
@@ -1179,6 +1209,9 @@ fn comment_item(comment: &CommentView) -> Value {
     if let Some(assignee) = &comment.assignee {
         item["assignee"] = json!(assignee.display_name);
     }
+    if let Some(suggestion) = &comment.suggestion {
+        item["suggestion"] = json!(shortened(&suggestion.text, QUOTE_SHOWN).0);
+    }
     if !comment.reactions.is_empty() {
         item["reactions"] = reactions_item(&comment.reactions);
     }
@@ -1217,6 +1250,13 @@ fn thread_page(comment: &CommentView, at: [usize; 2]) -> (Value, Option<Vec<usiz
     }
     if let Some(assignee) = &comment.assignee {
         page["assignee"] = json!(assignee.display_name);
+    }
+    if let Some(suggestion) = &comment.suggestion {
+        let (short, total) = shortened(&suggestion.text, BODY_SHOWN);
+        page["suggestion"] = json!(short);
+        if let Some(total) = total {
+            page["suggestionChars"] = json!(total);
+        }
     }
     let with_reactions = |mut head: Value, reactions: &[ReactionView]| {
         if !reactions.is_empty() {

@@ -173,6 +173,8 @@ pub enum DocumentMethod {
     /// Your `decision` on `review_id`'s latest version (optional `body`): approved,
     /// approved_with_changes, changes_requested, not_relevant.
     Decide,
+    /// Make comments' suggestions (`comment_ids`) a new version of `base_version_id`.
+    ApplySuggestions,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -185,6 +187,8 @@ pub struct DocumentArgs {
     pub label: Option<String>,
     pub decision: Option<String>,
     pub body: Option<String>,
+    pub comment_ids: Option<Vec<String>>,
+    pub base_version_id: Option<String>,
 }
 
 /// A tool's arguments, or the refusal that names the one at fault.

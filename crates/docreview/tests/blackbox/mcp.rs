@@ -1628,3 +1628,69 @@ async fn agents_decide_assign_and_react_through_the_existing_tools() {
     assert!(listed["comments"][0].get("assignee").is_none(), "{listed}");
     client.cancel().await.expect("close");
 }
+
+/// Suggestions through the existing tools: `comments` and `thread` show a comment's suggestion,
+/// `document_write` method `apply_suggestions` makes them a version; refusals are the API's.
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_see_and_apply_suggestions() {
+    let server = Server::start();
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let review = ada.upload("Plan", SAMPLE_HTML).await;
+    let (id, base) = (review.review_id, review.latest_version_id);
+    let written = ada
+        .post(
+            &format!("/api/reviews/{id}/comments"),
+            &json!({ "body": "Slower", "category": "revise",
+                     "locator": { "quote": { "exact": "quick brown" } },
+                     "suggestion": { "text": "slow red" } }),
+        )
+        .await;
+    let comment_id = written.expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let (client, _config) = agent(&server, ada.token().expect("token")).await;
+    let listed = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "comments", "review_id": id }),
+    )
+    .await;
+    assert_eq!(listed["comments"][0]["suggestion"], "slow red", "{listed}");
+    let thread = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "thread", "review_id": id, "comment_id": comment_id }),
+    )
+    .await;
+    assert_eq!(thread["suggestion"], "slow red", "{thread}");
+
+    refused(
+        &client,
+        "document_write",
+        json!({ "method": "apply_suggestions", "review_id": id, "base_version_id": base }),
+        "comment_ids",
+    )
+    .await;
+    let applied = ok(
+        &client,
+        "document_write",
+        json!({ "method": "apply_suggestions", "review_id": id, "base_version_id": base,
+                "comment_ids": [comment_id], "label": "applied" }),
+    )
+    .await;
+    let version = applied["versionId"].as_str().expect("versionId");
+    assert_eq!(applied["applied"], json!([comment_id]));
+    assert_eq!(applied["review"]["latestVersionId"], version, "{applied}");
+    assert_eq!(applied["review"]["comments"]["open"], 0);
+    let (refusal, failed) = call(
+        &client,
+        "document_write",
+        json!({ "method": "apply_suggestions", "review_id": id, "base_version_id": base,
+                "comment_ids": [comment_id] }),
+    )
+    .await;
+    assert!(failed, "{refusal}");
+    assert_eq!(refusal["error"], "stale_target_version", "{refusal}");
+    client.cancel().await.expect("close");
+}
