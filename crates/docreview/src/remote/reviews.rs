@@ -252,11 +252,11 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
                 if !review.tags.is_empty() {
                     println!("Tags:     {}", review.tags.join(", "));
                 }
-                println!("Comments: {}", review.comments.len());
                 println!(
                     "Review:   {}, {}",
                     review.workflow.state, review.workflow.outcome
                 );
+                println!("Comments: {}", review.comments.len());
                 if !review.comments.is_empty() {
                     println!();
                     print_comments(&review.comments);
