@@ -147,6 +147,10 @@ pub struct BatchComment {
     pub category: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locator: Option<Locator>,
+    /// What the passage should become, as on a single comment (DESIGN.md §8.5); where none
+    /// may be, the item fails with `invalid_request`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<Suggestion>,
 }
 
 #[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]

@@ -1031,6 +1031,10 @@ fn batch_comment(index: usize, item: &CommentItem) -> Result<BatchComment, Value
             quote,
             position,
         }),
+        suggestion: item
+            .suggestion
+            .clone()
+            .map(|text| docreview_client::api::Suggestion { text }),
     })
 }
 

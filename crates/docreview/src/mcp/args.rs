@@ -118,6 +118,8 @@ pub struct CommentItem {
     pub position: Option<usize>,
     /// note, revise, add, delete, needs_review, consult or none (default note).
     pub category: Option<String>,
+    /// revise/add/delete on a quote: the passage's replacement (add: text after it; delete: "").
+    pub suggestion: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

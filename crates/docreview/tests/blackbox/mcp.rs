@@ -1665,6 +1665,57 @@ async fn agents_see_and_apply_suggestions() {
     .await;
     assert_eq!(thread["suggestion"], "slow red", "{thread}");
 
+    // A run's batch may carry suggestions too; one where none may be fails that item alone.
+    let run = ok(
+        &client,
+        "run_write",
+        json!({ "method": "start", "review_id": id }),
+    )
+    .await;
+    let written = ok(
+        &client,
+        "run_write",
+        json!({ "method": "comment", "review_id": id, "run_id": run["id"], "comments": [
+            { "body": "Drop it", "quote": "lazy ", "category": "delete", "suggestion": "" },
+            { "body": "A note", "quote": "lazy", "suggestion": "idle" },
+        ] }),
+    )
+    .await;
+    assert_eq!(
+        written["written"].as_array().map(Vec::len),
+        Some(1),
+        "{written}"
+    );
+    assert_eq!(written["failed"][0]["index"], 1, "{written}");
+    assert_eq!(written["failed"][0]["error"], "invalid_request");
+    assert!(
+        written["failed"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("revise, add or delete"),
+        "{written}"
+    );
+    ok(
+        &client,
+        "run_write",
+        json!({ "method": "complete", "review_id": id, "run_id": run["id"], "summary": "One." }),
+    )
+    .await;
+    let listed = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "comments", "review_id": id, "run_id": run["id"] }),
+    )
+    .await;
+    assert_eq!(listed["comments"][0]["suggestion"], "", "{listed}");
+    ok(
+        &client,
+        "comment_write",
+        json!({ "method": "resolve", "review_id": id,
+                "comment_id": listed["comments"][0]["id"] }),
+    )
+    .await;
+
     refused(
         &client,
         "document_write",
