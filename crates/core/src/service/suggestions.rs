@@ -160,8 +160,9 @@ impl Service {
                     applied[edit].id
                 )),
                 SpliceError::Untraceable { edit } => Error::invalid(format!(
-                    "the passage of {} cannot be traced to the HTML's source (text the parser \
-                     moves, such as inside a table's stray text); change it by a new version",
+                    "the passage of {} has no single place in the HTML's source (half of a \
+                     character reference that stands for two characters, or text the parser \
+                     moved); change it by a new version",
                     applied[edit].id
                 )),
                 SpliceError::Unverified => Error::invalid(

@@ -317,3 +317,52 @@ async fn every_refusal_writes_nothing() {
         .expect_error(409, "review_finalized");
     doc.unchanged(&before).await;
 }
+
+/// A passage with no single place in the source (half of a character reference that stands for
+/// two characters, `&NotEqualTilde;`) cannot be spliced: applying it is refused with 400
+/// `invalid_request` naming the comment, and nothing is written.
+#[tokio::test]
+async fn a_passage_without_a_place_in_the_source_is_refused_whole() {
+    let server = Server::start();
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let page = "<!doctype html><html><body><p>Left &NotEqualTilde; right.</p></body></html>";
+    let review = ada.upload("Math", page).await;
+    let id = review.review_id;
+    let written = ada
+        .post(
+            &format!("/api/reviews/{id}/comments"),
+            &json!({ "body": "b", "category": "revise",
+                     "locator": { "quote": { "exact": "\u{2242}", "prefix": "Left " } },
+                     "suggestion": { "text": "=" } }),
+        )
+        .await;
+    let comment = written.expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let before = ada
+        .get(&format!("/api/reviews/{id}"))
+        .await
+        .expect(200)
+        .clone();
+    let refused = ada
+        .post(
+            &format!("/api/reviews/{id}/suggestions/apply"),
+            &json!({ "commentIds": [comment], "baseVersionId": review.latest_version_id }),
+        )
+        .await;
+    let body = refused.expect_error(400, "invalid_request");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&comment),
+        "{body}"
+    );
+    let after = ada
+        .get(&format!("/api/reviews/{id}"))
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(after, before, "nothing written");
+}
