@@ -38,6 +38,36 @@ pub struct NewComment {
     pub locator: Option<Locator>,
     #[serde(default, deserialize_with = "crate::schema::whole::optional")]
     pub base_comments_revision: Option<i64>,
+    /// What the passage should become (DESIGN.md §8.5): only on a `revise`, `add` (text
+    /// inserted after the passage) or `delete` (`""`) comment on a quoted passage; otherwise
+    /// 400 `not_a_suggestion`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<Suggestion>,
+}
+
+/// A suggested change to a comment's passage (DESIGN.md §8.5).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Suggestion {
+    /// The passage's replacement (`revise`), the text inserted after it (`add`), or `""`
+    /// (`delete`). At most 20,000 characters.
+    #[schema(max_length = 20000)]
+    pub text: String,
+}
+
+/// `POST /api/reviews/{id}/suggestions/apply`: the suggestions of `commentIds` spliced into
+/// `baseVersionId` (the latest version) as one new version.
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApplySuggestions {
+    #[schema(min_items = 1, max_items = 200)]
+    pub comment_ids: Vec<String>,
+    /// The latest version, as the caller read it; another is 409 `stale_target_version`.
+    pub base_version_id: String,
+    /// The new version's label [default: v2, v3, … by count].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 100)]
+    pub label: Option<String>,
 }
 
 /// The most comments one batch may hold.
@@ -117,6 +147,10 @@ pub struct BatchComment {
     pub category: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locator: Option<Locator>,
+    /// What the passage should become, as on a single comment (DESIGN.md §8.5); where none
+    /// may be, the item fails with `invalid_request`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<Suggestion>,
 }
 
 #[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]

@@ -177,6 +177,9 @@ pub struct CommentView {
     /// Reactions, one entry per emoji that has any, in the order of `Emoji`.
     #[serde(default)]
     pub reactions: Vec<ReactionView>,
+    /// The change this comment suggests for its passage (DESIGN.md §8.5), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<crate::requests::Suggestion>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
@@ -209,6 +212,23 @@ pub struct EventView {
     pub status: CommentStatus,
     pub by: User,
     pub ts: String,
+    /// Why, when the change was not a person's choice: `applied` (the comment's suggestion went
+    /// into `versionId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "versionId")]
+    pub version_id: Option<String>,
+}
+
+/// `{ review, versionId, applied }`: the answer to applying suggestions.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SuggestionsApplied {
+    pub review: ReviewView,
+    /// The new version.
+    pub version_id: String,
+    /// The comments whose suggestions it holds (now closed), in the order sent.
+    pub applied: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]

@@ -682,6 +682,16 @@ impl Client {
         Ok(body.reactions)
     }
 
+    /// Applies the suggestions of `input.comment_ids` as one new version (DESIGN.md §8.5).
+    pub async fn apply_suggestions(
+        &self,
+        review_id: &str,
+        input: &ApplySuggestions,
+    ) -> Result<SuggestionsApplied> {
+        let path = format!("/api/reviews/{}/suggestions/apply", segment(review_id));
+        self.call_json(Method::POST, &path, input).await
+    }
+
     // --- runs --------------------------------------------------------------------------------
 
     pub async fn start_run(&self, review_id: &str, input: &StartRun) -> Result<RunView> {
@@ -1033,6 +1043,7 @@ pub fn new_comment(
         category: Some(category),
         locator: Some(place.locator()),
         base_comments_revision: None,
+        suggestion: None,
     })
 }
 

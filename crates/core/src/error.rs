@@ -45,6 +45,19 @@ pub enum Error {
     /// reopened.
     #[error("the review is finalized; reopen it first")]
     ReviewFinalized,
+    /// A suggestion where none may be (DESIGN.md §8.5): on a comment that is not `revise`,
+    /// `add` or `delete`, or not on a quoted passage; or applying a comment with none.
+    #[error("{0}")]
+    NotASuggestion(String),
+    /// A suggestion's passage is not exactly where it was on the base version.
+    #[error("{0}")]
+    SuggestionOutdated(String),
+    /// Two suggestions change the same text.
+    #[error("{0}")]
+    SuggestionsOverlap(String),
+    /// A suggestion on a closed (resolved or applied) comment.
+    #[error("{0}")]
+    SuggestionClosed(String),
     /// Finalizing needs every comment closed.
     #[error("{0} comments are still open; close them before finalizing")]
     OpenCommentsRemain(i64),

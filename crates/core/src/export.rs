@@ -295,7 +295,14 @@ fn native(exported: &Exported<'_>) -> Value {
             let events: Vec<Value> = comment
                 .status_events
                 .iter()
-                .map(|event| json!({ "status": event.status.as_str(), "by": person(exported, &event.by), "at": event.ts }))
+                .map(|event| {
+                    let mut item = json!({ "status": event.status.as_str(), "by": person(exported, &event.by), "at": event.ts });
+                    if let Some(reason) = &event.reason {
+                        item["reason"] = json!(reason);
+                        item["versionId"] = json!(event.version_id);
+                    }
+                    item
+                })
                 .collect();
             json!({
                 "id": comment.id, "author": person(exported, &comment.author),
@@ -303,6 +310,7 @@ fn native(exported: &Exported<'_>) -> Value {
                 "body": comment.body, "versionId": comment.version_id, "anchor": comment.anchor,
                 "createdAt": comment.created_ts, "editedAt": comment.edited_ts, "runId": comment.run_id,
                 "replies": replies, "statusEvents": events,
+                "suggestion": comment.suggestion,
             })
         })
         .collect();

@@ -196,6 +196,9 @@ pub struct CommentRecord {
     pub mentions: Vec<Mention>,
     /// Who the thread is handed to.
     pub assignee_id: Option<String>,
+    /// The passage's replacement a `revise`, `add` or `delete` comment suggests (DESIGN.md
+    /// §8.5): for `add`, text inserted after the passage; for `delete`, empty.
+    pub suggestion: Option<String>,
     /// Rises by one with each write that changes this comment or its thread; set by the store
     /// (what a record being written holds is ignored).
     pub thread_revision: i64,
@@ -228,6 +231,10 @@ pub struct StatusEventRecord {
     pub status: CommentStatus,
     pub by_id: String,
     pub ts: Millis,
+    /// Why the status changed when it was not a person's choice: `applied` (a suggestion that
+    /// went into `version_id`).
+    pub reason: Option<String>,
+    pub version_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -222,6 +222,10 @@ fn thread_view(
     let mut events = events.to_vec();
     events.sort_by_key(|event| event.seq);
     CommentView {
+        suggestion: comment
+            .suggestion
+            .clone()
+            .map(|text| docreview_api::requests::Suggestion { text }),
         id: comment.id.clone(),
         author: users.get(&comment.author_id),
         category: comment.category,
@@ -236,6 +240,8 @@ fn thread_view(
                 status: event.status,
                 by: users.get(&event.by_id),
                 ts: rfc3339(event.ts),
+                reason: event.reason.clone(),
+                version_id: event.version_id.clone(),
             })
             .collect(),
         version_id: comment.version_id.clone(),
@@ -501,6 +507,7 @@ mod tests {
             mentions: Vec::new(),
             thread_revision: CommentRecord::NEW_THREAD_REVISION,
             assignee_id: None,
+            suggestion: None,
         }
     }
 

@@ -123,6 +123,7 @@ fn comment(body: &str, category: Category, locator: Option<Locator>) -> NewComme
         category: Some(category),
         locator,
         base_comments_revision: None,
+        suggestion: None,
     }
 }
 

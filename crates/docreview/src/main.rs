@@ -86,6 +86,13 @@ enum Command {
         #[command(flatten)]
         output: remote::Output,
     },
+    /// Suggested changes: apply comments' suggestions as a new version.
+    Suggestions {
+        #[command(subcommand)]
+        command: remote::SuggestionsCommand,
+        #[command(flatten)]
+        output: remote::Output,
+    },
     /// Full-text search over the comments and documents you can see.
     Search {
         #[command(subcommand)]
@@ -417,6 +424,9 @@ fn run(cli: Cli) -> std::process::ExitCode {
         }
         Command::Runs { command, output } => runtime.block_on(remote::runs(command, &output)),
         Command::Search { command, output } => runtime.block_on(remote::search(command, &output)),
+        Command::Suggestions { command, output } => {
+            runtime.block_on(remote::suggestions(command, &output))
+        }
         Command::Notifications { args, output } => {
             runtime.block_on(remote::notifications(args, &output))
         }

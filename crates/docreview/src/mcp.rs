@@ -14,6 +14,9 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use docreview_client::api::{
+    ApplySuggestions, AssigneeChange, DecisionKind, Emoji, NewDecision, ReactionView, WorkflowView,
+};
+use docreview_client::api::{
     BatchComment, BatchFailure, BatchItemError, CommentSearchQuery, CommentStatus, CommentView,
     DocSearchQuery, FindQuery, FinishRun, ListQuery, Locator, MAX_BATCH_COMMENTS, NewReply,
     NewRunComments, NotificationQuery, Position, Quote, QuoteCandidate, ReviewView, RunStatus,
@@ -138,7 +141,7 @@ impl DocreviewMcp {
 
     #[tool(
         description = "Act on one comment: reply | resolve | reopen | edit (reply and edit \
-            need body).",
+            need body) | assign (email) | unassign | react | unreact (emoji).",
         input_schema = schema::<CommentArgs>()
     )]
     async fn comment_write(&self, arguments: JsonObject) -> ToolResult {
@@ -150,7 +153,8 @@ impl DocreviewMcp {
     }
 
     #[tool(
-        description = "Upload HTML: upload (a new document) | add_version (of review_id).",
+        description = "Upload HTML: upload (a new document) | add_version (of review_id); or \
+            decide | apply_suggestions on review_id.",
         input_schema = schema::<DocumentArgs>()
     )]
     async fn document_write(&self, arguments: JsonObject) -> ToolResult {
@@ -771,13 +775,67 @@ impl DocreviewMcp {
                     "commentsRevision": written.comments_revision,
                 }))
             }
+            CommentMethod::Assign | CommentMethod::Unassign => {
+                let email = if args.method == CommentMethod::Assign {
+                    Some(needed(args.email.as_deref(), "email", "assign")?.to_string())
+                } else {
+                    None
+                };
+                let change = AssigneeChange {
+                    email,
+                    base_comments_revision: None,
+                };
+                let written = client.assign_comment(review, comment, &change).await;
+                let written = written.map_err(|error| api_refusal(&error))?;
+                Ok(json!({
+                    "commentId": written.comment.id,
+                    "assignee": written.comment.assignee.map(|user| user.display_name),
+                    "threadRevision": written.comment.thread_revision,
+                    "commentsRevision": written.comments_revision,
+                }))
+            }
+            CommentMethod::React | CommentMethod::Unreact => {
+                let method = if args.method == CommentMethod::React {
+                    "react"
+                } else {
+                    "unreact"
+                };
+                let emoji = needed(args.emoji.as_deref(), "emoji", method)?;
+                // Checked here so the refusal names the argument and the words there are.
+                let emoji =
+                    Emoji::from_word(emoji).map_err(|message| invalid("emoji", &message))?;
+                let on = args.method == CommentMethod::React;
+                let reactions = client
+                    .react(
+                        review,
+                        comment,
+                        args.reply_id.as_deref(),
+                        emoji.as_str(),
+                        on,
+                    )
+                    .await;
+                let reactions = reactions.map_err(|error| api_refusal(&error))?;
+                Ok(json!({
+                    "commentId": comment,
+                    "replyId": args.reply_id,
+                    "reactions": reactions_item(&reactions),
+                }))
+            }
         }
     }
 
     async fn document(&self, args: &DocumentArgs) -> Answer {
+        let method = match args.method {
+            DocumentMethod::Upload => "upload",
+            DocumentMethod::AddVersion => "add_version",
+            DocumentMethod::Decide => return self.decide(args).await,
+            DocumentMethod::ApplySuggestions => return self.apply_suggestions(args).await,
+        };
         let file = HtmlFile {
             name: "document.html".into(),
-            bytes: args.html.clone().into_bytes(),
+            bytes: needed(args.html.as_deref(), "html", method)?
+                .to_string()
+                .into_bytes(),
         };
         let review = match args.method {
             DocumentMethod::Upload => {
@@ -796,12 +854,104 @@ impl DocreviewMcp {
                 };
                 self.client.import_version(review, &file, &upload).await
             }
+            DocumentMethod::Decide | DocumentMethod::ApplySuggestions => {
+                unreachable!("answered above")
+            }
         };
         Ok(review_page(
             &review.map_err(|error| api_refusal(&error))?,
             &[0, 0],
         ))
     }
+}
+
+impl DocreviewMcp {
+    /// `document_write` method `decide`: the caller's decision on the latest version.
+    async fn decide(&self, args: &DocumentArgs) -> Answer {
+        let review = needed(args.review_id.as_deref(), "review_id", "decide")?;
+        let word = needed(args.decision.as_deref(), "decision", "decide")?;
+        let decision = DecisionKind::parse(word).ok_or_else(|| {
+            invalid(
+                "decision",
+                &format!(
+                    "`{word}` is not a decision; use approved, approved_with_changes, \
+                     changes_requested or not_relevant"
+                ),
+            )
+        })?;
+        let input = NewDecision {
+            decision,
+            version_id: None,
+            body: args.body.clone(),
+        };
+        let written = self.client.decide(review, &input).await;
+        let written = written.map_err(|error| api_refusal(&error))?;
+        Ok(json!({
+            "reviewId": review,
+            "decision": written.decision.decision,
+            "versionId": written.decision.version_id,
+            "workflow": workflow_item(&written.workflow),
+        }))
+    }
+}
+
+impl DocreviewMcp {
+    /// `document_write` method `apply_suggestions`: the comments' suggestions as one new
+    /// version; answers the new version and the document's page.
+    async fn apply_suggestions(&self, args: &DocumentArgs) -> Answer {
+        let method = "apply_suggestions";
+        let review = needed(args.review_id.as_deref(), "review_id", method)?;
+        let base = needed(args.base_version_id.as_deref(), "base_version_id", method)?;
+        let comment_ids = args
+            .comment_ids
+            .clone()
+            .filter(|ids| !ids.is_empty())
+            .ok_or_else(|| invalid("comment_ids", "apply_suggestions needs `comment_ids`"))?;
+        let input = ApplySuggestions {
+            comment_ids,
+            base_version_id: base.to_string(),
+            label: args.label.clone(),
+        };
+        let applied = self.client.apply_suggestions(review, &input).await;
+        let applied = applied.map_err(|error| api_refusal(&error))?;
+        Ok(json!({
+            "versionId": applied.version_id,
+            "applied": applied.applied,
+            "review": review_page(&applied.review, &[0, 0]),
+        }))
+    }
+}
+
+/// A document's review workflow as an agent needs it: state, outcome, who was asked (with due
+/// dates and decisions) and how many decided. Notes are left out (few agents need them; the
+/// API's `workflow` has them).
+fn workflow_item(workflow: &WorkflowView) -> Value {
+    let reviewers: Vec<Value> = workflow
+        .reviewers
+        .iter()
+        .map(|reviewer| {
+            json!({
+                "name": reviewer.user.display_name,
+                "dueAt": reviewer.due_at,
+                "decision": reviewer.decision.as_ref().filter(|d| !d.stale).map(|d| d.decision),
+            })
+        })
+        .collect();
+    json!({
+        "state": workflow.state,
+        "outcome": workflow.outcome,
+        "reviewers": reviewers,
+        "decisions": workflow.decisions.iter().filter(|d| !d.stale).count(),
+    })
+}
+
+/// Reactions as `{ "+1": 2, "eyes": 1 }`.
+fn reactions_item(reactions: &[ReactionView]) -> Value {
+    let counts: serde_json::Map<String, Value> = reactions
+        .iter()
+        .map(|r| (r.emoji.as_str().to_string(), json!(r.count)))
+        .collect();
+    Value::Object(counts)
 }
 
 #[tool_handler]
@@ -881,6 +1031,10 @@ fn batch_comment(index: usize, item: &CommentItem) -> Result<BatchComment, Value
             quote,
             position,
         }),
+        suggestion: item
+            .suggestion
+            .clone()
+            .map(|text| docreview_client::api::Suggestion { text }),
     })
 }
 
@@ -1014,6 +1168,7 @@ fn review_page(review: &ReviewView, at: &[usize]) -> Value {
         "tags": review.tags,
         "versionsTotal": versions.len(),
         "runsTotal": runs.len(),
+        "workflow": workflow_item(&review.workflow),
     });
     let next = fill(&mut page, &[("versions", &versions), ("runs", &runs)], at);
     page["nextCursor"] =
@@ -1055,6 +1210,15 @@ fn comment_item(comment: &CommentView) -> Value {
     if let Some(total) = body_chars {
         item["bodyChars"] = json!(total);
     }
+    if let Some(assignee) = &comment.assignee {
+        item["assignee"] = json!(assignee.display_name);
+    }
+    if let Some(suggestion) = &comment.suggestion {
+        item["suggestion"] = json!(shortened(&suggestion.text, QUOTE_SHOWN).0);
+    }
+    if !comment.reactions.is_empty() {
+        item["reactions"] = reactions_item(&comment.reactions);
+    }
     let replies_cut = replies.len() > REPLIES_SHOWN
         || replies.iter().any(|m| m.body.chars().count() > REPLY_SHOWN);
     if replies_cut {
@@ -1088,8 +1252,27 @@ fn thread_page(comment: &CommentView, at: [usize; 2]) -> (Value, Option<Vec<usiz
     if let Some(total) = quote_chars {
         page["quoteChars"] = json!(total);
     }
+    if let Some(assignee) = &comment.assignee {
+        page["assignee"] = json!(assignee.display_name);
+    }
+    if let Some(suggestion) = &comment.suggestion {
+        let (short, total) = shortened(&suggestion.text, BODY_SHOWN);
+        page["suggestion"] = json!(short);
+        if let Some(total) = total {
+            page["suggestionChars"] = json!(total);
+        }
+    }
+    let with_reactions = |mut head: Value, reactions: &[ReactionView]| {
+        if !reactions.is_empty() {
+            head["reactions"] = reactions_item(reactions);
+        }
+        head
+    };
     let mut messages = vec![(
-        json!({ "id": comment.id, "author": comment.author.display_name, "createdTs": comment.created_ts }),
+        with_reactions(
+            json!({ "id": comment.id, "author": comment.author.display_name, "createdTs": comment.created_ts }),
+            &comment.reactions,
+        ),
         comment.body.as_str(),
     )];
     messages.extend(
@@ -1099,7 +1282,10 @@ fn thread_page(comment: &CommentView, at: [usize; 2]) -> (Value, Option<Vec<usiz
             .filter(|m| m.deleted_ts.is_none())
             .map(|m| {
                 (
-                    json!({ "id": m.id, "author": m.author.display_name, "createdTs": m.created_ts }),
+                    with_reactions(
+                        json!({ "id": m.id, "author": m.author.display_name, "createdTs": m.created_ts }),
+                        &m.reactions,
+                    ),
                     m.body.as_str(),
                 )
             }),

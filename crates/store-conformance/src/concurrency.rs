@@ -158,6 +158,7 @@ pub async fn check_concurrent_version_and_comment_writes(store: Arc<dyn Store>) 
             at,
             search_text: String::new(),
             outbox: Vec::new(),
+            closed: Vec::new(),
         };
         let expected = before.comments_revision;
         let versioned = tokio::spawn(async move { version_store.write_version(write).await });

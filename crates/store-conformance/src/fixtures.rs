@@ -154,6 +154,7 @@ pub fn comment(review_id: &str, id: &str, author: &str, at: Millis) -> CommentRe
         mentions: Vec::new(),
         thread_revision: CommentRecord::NEW_THREAD_REVISION,
         assignee_id: None,
+        suggestion: None,
     }
 }
 
@@ -185,6 +186,8 @@ pub fn event(
         status,
         by_id: by.to_string(),
         ts: at,
+        reason: None,
+        version_id: None,
     }
 }
 

@@ -96,7 +96,8 @@ pub use search::{
 };
 pub use sessions::{check_login_codes, check_sessions, check_setting_a_password_ends_sessions};
 pub use versions::{
-    check_write_version_append, check_write_version_replace, check_write_version_stale,
+    check_suggestions_and_applied_versions, check_write_version_append,
+    check_write_version_replace, check_write_version_stale,
 };
 pub use visibility::check_visibility_matrix;
 pub use webhooks::{check_webhook_deliveries, check_webhooks_round_trip};
@@ -146,6 +147,7 @@ macro_rules! conformance_tests {
             check_write_version_append,
             check_write_version_replace,
             check_write_version_stale,
+            check_suggestions_and_applied_versions,
             check_concurrent_comment_writes_one_wins,
             check_concurrent_retrying_writers_get_distinct_revisions,
             check_concurrent_writers_on_the_latest_version_all_succeed,

@@ -194,6 +194,7 @@ pub async fn check_delete_review(store: Arc<dyn Store>) {
             at: T0 + 3,
             search_text: "zanzibar second text".to_string(),
             outbox: Vec::new(),
+            closed: Vec::new(),
         })
         .await
         .expect("version");

@@ -31,6 +31,7 @@ pub(crate) fn version_write(
         at,
         search_text: String::new(),
         outbox: Vec::new(),
+        closed: Vec::new(),
     }
 }
 
@@ -261,4 +262,127 @@ pub async fn check_write_version_stale(store: Arc<dyn Store>) {
         c.id.clone()
     });
     assert_eq!(live, comments[..2].to_vec(), "no anchor moved");
+}
+
+/// Suggestions (DESIGN.md §8.5): a comment's suggestion is stored and read back (text, empty
+/// text, none; changed by an upsert), and a version write that applies some closes those
+/// comments and records their status events with `reason` and `versionId`, in the same write;
+/// when the write is refused (a stale guard) nothing is closed.
+pub async fn check_suggestions_and_applied_versions(store: Arc<dyn Store>) {
+    user(&store, "usr_alice").await;
+    review(&store, "rev", "usr_alice", T0).await;
+    let mut revise = comment("rev", "c1", "usr_alice", T0 + 1);
+    revise.category = docreview_core::model::Category::Revise;
+    revise.suggestion = Some("slow red ✓".to_string());
+    let mut delete = comment("rev", "c2", "usr_alice", T0 + 2);
+    delete.category = docreview_core::model::Category::Delete;
+    delete.suggestion = Some(String::new());
+    let plain = comment("rev", "c3", "usr_alice", T0 + 3);
+    store
+        .write_comments(
+            "rev",
+            comments_write(
+                0,
+                T0 + 4,
+                vec![revise.clone(), delete.clone(), plain.clone()],
+            ),
+        )
+        .await
+        .expect("write comments");
+    let stored = sorted_by(store.live_comments("rev").await.expect("live"), |c| {
+        c.id.clone()
+    });
+    let suggestions: Vec<Option<&str>> = stored.iter().map(|c| c.suggestion.as_deref()).collect();
+    assert_eq!(suggestions, vec![Some("slow red ✓"), Some(""), None]);
+    let thread = store
+        .comment_thread("rev", "c1")
+        .await
+        .expect("thread")
+        .expect("exists");
+    assert_eq!(thread.comment.suggestion.as_deref(), Some("slow red ✓"));
+
+    // An upsert changes the suggestion like any other field.
+    let mut changed = stored[0].clone();
+    changed.suggestion = Some("slow grey".to_string());
+    store
+        .write_comments("rev", comments_write(1, T0 + 5, vec![changed]))
+        .await
+        .expect("upsert");
+
+    let closing = |comment_id: &str| docreview_core::model::StatusEventRecord {
+        comment_id: comment_id.to_string(),
+        seq: 1,
+        status: docreview_core::model::CommentStatus::Closed,
+        by_id: "usr_alice".to_string(),
+        ts: T0 + 10,
+        reason: Some("applied".to_string()),
+        version_id: Some("rev_v2".to_string()),
+    };
+    // A stale guard: refused, nothing closed.
+    let mut stale = version_write(
+        "rev",
+        "rev_v1",
+        1,
+        version("rev", "rev_v2", T0 + 10),
+        true,
+        T0 + 10,
+    );
+    stale.closed = vec![closing("c1")];
+    assert!(matches!(
+        store.write_version(stale).await,
+        Err(StoreError::RevisionConflict { current: 2 })
+    ));
+    let thread = store
+        .comment_thread("rev", "c1")
+        .await
+        .expect("thread")
+        .expect("exists");
+    assert_eq!(
+        thread.comment.status,
+        docreview_core::model::CommentStatus::Open
+    );
+    assert!(thread.events.is_empty());
+
+    let mut write = version_write(
+        "rev",
+        "rev_v1",
+        2,
+        version("rev", "rev_v2", T0 + 10),
+        true,
+        T0 + 10,
+    );
+    write.closed = vec![closing("c1"), closing("c2")];
+    store.write_version(write).await.expect("apply");
+    for id in ["c1", "c2"] {
+        let thread = store
+            .comment_thread("rev", id)
+            .await
+            .expect("thread")
+            .expect("exists");
+        assert_eq!(
+            thread.comment.status,
+            docreview_core::model::CommentStatus::Closed
+        );
+        assert_eq!(thread.events, vec![closing(id)]);
+    }
+    let open = store
+        .comment_thread("rev", "c3")
+        .await
+        .expect("thread")
+        .expect("exists");
+    assert_eq!(
+        open.comment.status,
+        docreview_core::model::CommentStatus::Open
+    );
+    assert_eq!(
+        open.comment.suggestion, None,
+        "a comment without a suggestion stays without"
+    );
+    let state = store.review_state("rev").await.expect("state");
+    let state = state.expect("exists");
+    let mut recorded: Vec<_> = state.events.clone();
+    recorded.sort_by(|a, b| a.comment_id.cmp(&b.comment_id));
+    assert_eq!(recorded, vec![closing("c1"), closing("c2")]);
+    let c1 = state.comments.iter().find(|c| c.id == "c1").expect("c1");
+    assert_eq!(c1.suggestion.as_deref(), Some("slow grey"));
 }

@@ -156,6 +156,7 @@ pub async fn check_reviewers_and_decisions(store: Arc<dyn Store>) {
             at: T0 + 30,
             search_text: String::new(),
             outbox: Vec::new(),
+            closed: Vec::new(),
         })
         .await
         .expect("new version");
@@ -260,6 +261,7 @@ pub async fn check_finalize_and_reopen(store: Arc<dyn Store>) {
         at: T0 + 8,
         search_text: String::new(),
         outbox: Vec::new(),
+        closed: Vec::new(),
     };
     match store.write_version(version_write.clone()).await {
         Err(StoreError::ReviewFinalized) => {}

@@ -25,9 +25,9 @@ pub const SESSION_COLUMNS: &str = "s.id, s.hash, s.user_id, s.created_at, s.expi
 pub const LOGIN_CODE_COLUMNS: &str =
     "hash, user_id, challenge, token_name, scopes, created_at, expires_at, used_at";
 pub const VERSION_COLUMNS: &str = "id, review_id, label, created_at, source_hash, sections::text";
-pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor::text, run_id, created_at, edited_at, deleted_at, mentions::text, thread_revision, assignee_id";
+pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor::text, run_id, created_at, edited_at, deleted_at, mentions::text, thread_revision, assignee_id, suggestion";
 pub const MESSAGE_COLUMNS: &str = "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at, mentions::text";
-pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts";
+pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts, reason, version_id";
 pub const RUN_COLUMNS: &str =
     "id, review_id, kind, status, title, version_id, summary, created_by, created_at, completed_at";
 pub const REVIEWER_COLUMNS: &str = "review_id, user_id, requested_at, due_at, requested_by";

@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 
 use docreview_core::events::EventKind;
-use docreview_core::model::{CommentRecord, CommentThread, MessageRecord, Millis, RunRecord, User};
+use docreview_core::model::{
+    CommentRecord, CommentThread, MessageRecord, Millis, RunRecord, StatusEventRecord, User,
+};
 use docreview_core::store::columns::{self, optional_list_json, to_json};
 use docreview_core::store::{CommentStore, CommentsWrite, StoreError, StoreResult};
 use sqlx::PgConnection;
@@ -17,13 +19,36 @@ use crate::events::notify;
 use crate::outbox::insert_entries;
 use crate::sql::{decode_all, decode_optional};
 
+pub(crate) async fn insert_event(
+    conn: &mut PgConnection,
+    review_id: &str,
+    event: &StatusEventRecord,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO status_events (comment_id, seq, review_id, status, by_id, ts, reason, version_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&event.comment_id)
+    .bind(event.seq)
+    .bind(review_id)
+    .bind(event.status.as_str())
+    .bind(&event.by_id)
+    .bind(event.ts)
+    .bind(&event.reason)
+    .bind(&event.version_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(map_error)?;
+    Ok(())
+}
+
 async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO comments (id, review_id, author_id, category, status, body, version_id, anchor, run_id, \
-         created_at, edited_at, deleted_at, mentions, thread_revision, assignee_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::jsonb, 0, $14) \
+         created_at, edited_at, deleted_at, mentions, thread_revision, assignee_id, suggestion) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::jsonb, 0, $14, $15) \
          ON CONFLICT (id) DO UPDATE SET category = excluded.category, status = excluded.status, body = excluded.body, \
          anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
-         mentions = excluded.mentions, assignee_id = excluded.assignee_id",
+         mentions = excluded.mentions, assignee_id = excluded.assignee_id, suggestion = excluded.suggestion",
     )
     .bind(&c.id)
     .bind(&c.review_id)
@@ -39,6 +64,7 @@ async fn upsert_comment(conn: &mut PgConnection, c: &CommentRecord) -> StoreResu
     .bind(c.deleted_at)
     .bind(optional_list_json(&c.mentions))
     .bind(&c.assignee_id)
+    .bind(&c.suggestion)
     .execute(&mut *conn)
     .await
     .map_err(map_error)?;
@@ -261,18 +287,7 @@ impl CommentStore for PgStore {
             upsert_message(&mut tx, message).await?;
         }
         for event in &write.events {
-            sqlx::query(
-                "INSERT INTO status_events (comment_id, seq, review_id, status, by_id, ts) VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(&event.comment_id)
-            .bind(event.seq)
-            .bind(review_id)
-            .bind(event.status.as_str())
-            .bind(&event.by_id)
-            .bind(event.ts)
-            .execute(&mut *tx)
-            .await
-            .map_err(map_error)?;
+            insert_event(&mut tx, review_id, event).await?;
         }
         for run in &write.runs {
             upsert_run(&mut tx, run).await?;

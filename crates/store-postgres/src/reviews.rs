@@ -371,6 +371,17 @@ impl ReviewStore for PgStore {
                 .await
                 .map_err(map_error)?;
         }
+        // Suggestions applied in this version: their comments close with the event.
+        for event in &write.closed {
+            sqlx::query("UPDATE comments SET status = $3 WHERE id = $1 AND review_id = $2")
+                .bind(&event.comment_id)
+                .bind(&write.review_id)
+                .bind(event.status.as_str())
+                .execute(&mut *tx)
+                .await
+                .map_err(map_error)?;
+            crate::comments::insert_event(&mut tx, &write.review_id, event).await?;
+        }
         sqlx::query(
             "UPDATE reviews SET latest_version_id = $2, comments_revision = $3, structure_revision = $4, \
              updated_at = $5, change_seq = change_seq + 1 WHERE id = $1",

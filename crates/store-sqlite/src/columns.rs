@@ -8,9 +8,9 @@ pub const REVIEW_FROM: &str = "reviews r JOIN versions v ON v.id = r.latest_vers
 pub const USER_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle";
 pub const ACCOUNT_COLUMNS: &str = "u.id, u.provider, u.display_name, u.handle, u.email, u.membership, u.status, u.is_admin, u.created_at";
 pub const VERSION_COLUMNS: &str = "id, review_id, label, created_at, source_hash, sections";
-pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at, mentions, thread_revision, assignee_id";
+pub const COMMENT_COLUMNS: &str = "id, review_id, author_id, category, status, body, version_id, anchor, run_id, created_at, edited_at, deleted_at, mentions, thread_revision, assignee_id, suggestion";
 pub const MESSAGE_COLUMNS: &str = "id, comment_id, review_id, author_id, body, run_id, created_at, edited_at, deleted_at, mentions";
-pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts";
+pub const EVENT_COLUMNS: &str = "comment_id, seq, status, by_id, ts, reason, version_id";
 pub const RUN_COLUMNS: &str =
     "id, review_id, kind, status, title, version_id, summary, created_by, created_at, completed_at";
 pub const TOKEN_COLUMNS: &str = "t.id, t.user_id, t.name, t.hash, t.scopes, t.created_at, t.expires_at, t.last_used_at, t.revoked_at";

@@ -19,10 +19,10 @@ fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
     execute(
         conn,
         "INSERT INTO comments (id, review_id, author_id, category, status, body, version_id, anchor, run_id, \
-         created_at, edited_at, deleted_at, mentions, thread_revision, assignee_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 0, ?14) \
+         created_at, edited_at, deleted_at, mentions, thread_revision, assignee_id, suggestion) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 0, ?14, ?15) \
          ON CONFLICT (id) DO UPDATE SET category = excluded.category, status = excluded.status, body = excluded.body, \
          anchor = excluded.anchor, edited_at = excluded.edited_at, deleted_at = excluded.deleted_at, \
-         mentions = excluded.mentions, assignee_id = excluded.assignee_id",
+         mentions = excluded.mentions, assignee_id = excluded.assignee_id, suggestion = excluded.suggestion",
         params![
             c.id,
             c.review_id,
@@ -38,6 +38,7 @@ fn upsert_comment(conn: &Connection, c: &CommentRecord) -> StoreResult<()> {
             c.deleted_at,
             optional_list_json(&c.mentions),
             c.assignee_id,
+            c.suggestion,
         ],
     )
     .map_err(internal)?;
@@ -68,11 +69,25 @@ fn upsert_message(conn: &Connection, m: &MessageRecord) -> StoreResult<()> {
     Ok(())
 }
 
-fn insert_event(conn: &Connection, review_id: &str, e: &StatusEventRecord) -> StoreResult<()> {
+pub(crate) fn insert_event(
+    conn: &Connection,
+    review_id: &str,
+    e: &StatusEventRecord,
+) -> StoreResult<()> {
     execute(
         conn,
-        "INSERT INTO status_events (comment_id, seq, review_id, status, by_id, ts) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![e.comment_id, e.seq, review_id, e.status.as_str(), e.by_id, e.ts],
+        "INSERT INTO status_events (comment_id, seq, review_id, status, by_id, ts, reason, version_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            e.comment_id,
+            e.seq,
+            review_id,
+            e.status.as_str(),
+            e.by_id,
+            e.ts,
+            e.reason,
+            e.version_id
+        ],
     )
     .map_err(internal)?;
     Ok(())

@@ -19,6 +19,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
     (6, include_str!("../migrations/0006_webhooks.sql")),
     (7, include_str!("../migrations/0007_workflow.sql")),
+    (8, include_str!("../migrations/0008_suggestions.sql")),
     (
         13,
         include_str!("../migrations/0013_invitations_passwords.sql"),

@@ -358,6 +358,16 @@ impl ReviewStore for SqliteStore {
                 )
                 .map_err(internal)?;
             }
+            // Suggestions applied in this version: their comments close with the event.
+            for event in &write.closed {
+                execute(
+                    conn,
+                    "UPDATE comments SET status = ?3 WHERE id = ?1 AND review_id = ?2",
+                    params![event.comment_id, write.review_id, event.status.as_str()],
+                )
+                .map_err(internal)?;
+                crate::comments::insert_event(conn, &write.review_id, event)?;
+            }
             execute(
                 conn,
                 "UPDATE reviews SET latest_version_id = ?2, comments_revision = ?3, structure_revision = ?4, \

@@ -264,6 +264,7 @@ fn comment(review_id: &str, id: &str, body: &str) -> CommentRecord {
         mentions: Vec::new(),
         thread_revision: CommentRecord::NEW_THREAD_REVISION,
         assignee_id: None,
+        suggestion: None,
     }
 }
 
@@ -418,6 +419,7 @@ async fn indexes_stay_in_step_with_every_write() {
                 at: T0 + 3,
                 search_text: format!("text of {id} appended {append}"),
                 outbox: Vec::new(),
+                closed: Vec::new(),
             })
             .await
             .expect("version");

@@ -54,6 +54,12 @@ impl Service {
                 let (anchor, quote_matches) = self
                     .resolve_new_locator(&head, input.locator.as_ref())
                     .await?;
+                let category = input.category.unwrap_or(Category::Note);
+                let suggestion = input
+                    .suggestion
+                    .as_ref()
+                    .map(|s| super::suggestions::check_suggestion(category, &anchor, &s.text))
+                    .transpose()?;
                 let (mentions, unresolved_mentions) =
                     self.resolve_mentions(&head, &input.body).await?;
                 let now = self.clock.now();
@@ -61,7 +67,7 @@ impl Service {
                     id: self.new_id("cm_", now),
                     review_id: review_id.to_string(),
                     author_id: actor.id().to_string(),
-                    category: input.category.unwrap_or(Category::Note),
+                    category,
                     status: CommentStatus::Open,
                     body: input.body.clone(),
                     version_id: head.review.latest_version_id.clone(),
@@ -73,6 +79,7 @@ impl Service {
                     mentions,
                     thread_revision: CommentRecord::NEW_THREAD_REVISION,
                     assignee_id: None,
+                    suggestion,
                 };
                 let thread = CommentThread {
                     comment: comment.clone(),
@@ -516,6 +523,8 @@ impl Service {
                     status: input.status,
                     by_id: actor.id().to_string(),
                     ts: self.clock.now(),
+                    reason: None,
+                    version_id: None,
                 };
                 thread.comment.status = input.status;
                 thread.events.push(event.clone());

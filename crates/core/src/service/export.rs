@@ -192,6 +192,7 @@ impl Service {
                     ..Locator::default()
                 }),
                 base_comments_revision: None,
+                suggestion: None,
             };
             match self.add_comment(actor, review_id, input).await {
                 Ok(written) => {

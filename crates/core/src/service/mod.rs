@@ -18,6 +18,7 @@ pub use render::{ReviewReading, Stamp};
 mod reviews;
 mod runs;
 mod search;
+mod suggestions;
 mod versions;
 mod webhooks;
 mod workflow;

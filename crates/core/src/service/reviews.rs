@@ -13,8 +13,9 @@ use crate::clock::rfc3339;
 use crate::error::{Error, Result};
 use crate::ids::is_valid_client_review_id;
 use crate::model::{
-    AccessGrant, AccessMode, Membership, Millis, ProjectRole, ReviewRecord, ReviewState,
-    ReviewSummaryRecord, Role, Scope, Section, SectionSpec, VersionRecord, WebhookEventType,
+    AccessGrant, AccessMode, Membership, Millis, ProjectRole, ReviewHead, ReviewRecord,
+    ReviewState, ReviewSummaryRecord, Role, Scope, Section, SectionSpec, VersionRecord,
+    WebhookEventType,
 };
 use crate::outbox::Sink;
 use crate::store::{NewReview, ReviewQuery, StoreError, VersionWrite};
@@ -505,53 +506,18 @@ impl Service {
                     false,
                 ),
             };
-            let comments = self.store.live_comments(review_id).await?;
-            let structure = head.review.structure.clone();
-            let target_version = version.id.clone();
-            let moved_text = Arc::clone(&text);
-            let anchors = tokio::task::spawn_blocking(move || {
-                comments
-                    .into_iter()
-                    .map(|comment| {
-                        let moved = anchor::reanchor(
-                            &comment.anchor,
-                            &target_version,
-                            &moved_text,
-                            structure.as_deref(),
-                        );
-                        (comment.id, moved)
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .await
-            .map_err(|error| Error::Internal(Box::new(error)))?;
-            let structure_changed = !same_headings(&latest.sections, &version.sections);
-            // Rewriting the latest body in place adds no version, so it announces none.
-            let outbox = if append {
-                let mut added = self.event_on(
-                    WebhookEventType::ReviewVersionAdded,
+            let write = self
+                .version_write(
                     actor,
-                    &head.review,
+                    &head,
+                    &latest,
+                    version,
+                    append,
+                    upload.html.clone(),
+                    &text,
                     now,
-                );
-                added.version_id = Some(version.id.clone());
-                vec![added.entry()]
-            } else {
-                Vec::new()
-            };
-            let write = VersionWrite {
-                review_id: review_id.to_string(),
-                expected_latest_version_id: head.review.latest_version_id.clone(),
-                expected_comments_revision: head.review.comments_revision,
-                version,
-                html: upload.html.clone(),
-                append,
-                anchors,
-                structure_changed,
-                at: now,
-                search_text: text.search_text(),
-                outbox,
-            };
+                )
+                .await?;
             match self.store.write_version(write).await {
                 Ok(_) => {
                     self.wake(Sink::Event);
@@ -572,7 +538,74 @@ impl Service {
         ))
     }
 
-    fn check_html(&self, html: &[u8]) -> Result<()> {
+    /// The write that makes `version` the document's latest (appended) or rewrites the latest
+    /// in place: every live comment re-anchored onto its text, the structure compared with
+    /// `latest`'s, and an appended version announced. Shared by uploads and applied
+    /// suggestions, which add what they close (`VersionWrite::closed`).
+    #[allow(clippy::too_many_arguments)] // each is a different part of the one write
+    pub(super) async fn version_write(
+        &self,
+        actor: &Actor,
+        head: &ReviewHead,
+        latest: &VersionRecord,
+        version: VersionRecord,
+        append: bool,
+        html: Vec<u8>,
+        text: &Arc<VersionText>,
+        now: Millis,
+    ) -> Result<VersionWrite> {
+        let review_id = head.review.id.clone();
+        let comments = self.store.live_comments(&review_id).await?;
+        let structure = head.review.structure.clone();
+        let target_version = version.id.clone();
+        let moved_text = Arc::clone(text);
+        let anchors = tokio::task::spawn_blocking(move || {
+            comments
+                .into_iter()
+                .map(|comment| {
+                    let moved = anchor::reanchor(
+                        &comment.anchor,
+                        &target_version,
+                        &moved_text,
+                        structure.as_deref(),
+                    );
+                    (comment.id, moved)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|error| Error::Internal(Box::new(error)))?;
+        let structure_changed = !same_headings(&latest.sections, &version.sections);
+        // Rewriting the latest body in place adds no version, so it announces none.
+        let outbox = if append {
+            let mut added = self.event_on(
+                WebhookEventType::ReviewVersionAdded,
+                actor,
+                &head.review,
+                now,
+            );
+            added.version_id = Some(version.id.clone());
+            vec![added.entry()]
+        } else {
+            Vec::new()
+        };
+        Ok(VersionWrite {
+            review_id,
+            expected_latest_version_id: head.review.latest_version_id.clone(),
+            expected_comments_revision: head.review.comments_revision,
+            version,
+            html,
+            append,
+            anchors,
+            structure_changed,
+            at: now,
+            search_text: text.search_text(),
+            outbox,
+            closed: Vec::new(),
+        })
+    }
+
+    pub(super) fn check_html(&self, html: &[u8]) -> Result<()> {
         if html.len() > self.settings.max_html_bytes {
             return Err(Error::DocumentTooLarge {
                 bytes: html.len(),

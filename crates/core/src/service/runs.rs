@@ -101,7 +101,7 @@ impl Service {
                 let mut failed = Vec::new();
                 for (index, item) in input.comments.iter().enumerate() {
                     match batch_item(index, item, &head, &text) {
-                        Ok((category, anchor, body)) => {
+                        Ok((category, anchor, body, suggestion)) => {
                             indexes.push(index);
                             comments.push(CommentRecord {
                                 id: self.new_id("cm_", now),
@@ -121,6 +121,7 @@ impl Service {
                                 mentions: Vec::new(),
                                 thread_revision: CommentRecord::NEW_THREAD_REVISION,
                                 assignee_id: None,
+                                suggestion,
                             });
                         }
                         Err(failure) => failed.push(failure),
@@ -313,7 +314,7 @@ fn batch_item(
     item: &BatchItem,
     head: &ReviewHead,
     text: &VersionText,
-) -> std::result::Result<(Category, Anchor, String), BatchFailure> {
+) -> std::result::Result<(Category, Anchor, String, Option<String>), BatchFailure> {
     let failure = |trouble: QuoteTrouble| BatchFailure {
         index,
         error: trouble.error,
@@ -354,7 +355,13 @@ fn batch_item(
     }
     let anchor = anchor::resolve(&locator, latest, text, head.review.structure.as_deref())
         .map_err(|e| invalid(e.to_string()))?;
-    Ok((category, anchor, item.body.clone()))
+    let suggestion = item
+        .suggestion
+        .as_ref()
+        .map(|s| super::suggestions::check_suggestion(category, &anchor, &s.text))
+        .transpose()
+        .map_err(|e| invalid(e.to_string()))?;
+    Ok((category, anchor, item.body.clone(), suggestion))
 }
 
 /// The first text field of a batch item that holds NUL, which no field accepts (the batch reads
@@ -389,6 +396,10 @@ fn field_with_nul(item: &BatchComment) -> Option<&'static str> {
         (
             "locator.quote.suffix",
             quote.is_some_and(|q| has_nul(&q.suffix)),
+        ),
+        (
+            "suggestion.text",
+            item.suggestion.as_ref().is_some_and(|s| has_nul(&s.text)),
         ),
     ]
     .into_iter()

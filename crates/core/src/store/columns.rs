@@ -245,6 +245,7 @@ pub fn comment(row: &dyn Columns, at: usize) -> ColumnResult<CommentRecord> {
         mentions: optional_json(row, at + 12)?.unwrap_or_default(),
         thread_revision: row.integer(at + 13)?,
         assignee_id: row.optional_text(at + 14)?,
+        suggestion: row.optional_text(at + 15)?,
     })
 }
 
@@ -310,6 +311,8 @@ pub fn status_event(row: &dyn Columns, at: usize) -> ColumnResult<StatusEventRec
         status: word(row, at + 2, CommentStatus::parse)?,
         by_id: row.text(at + 3)?,
         ts: row.integer(at + 4)?,
+        reason: row.optional_text(at + 5)?,
+        version_id: row.optional_text(at + 6)?,
     })
 }
 

@@ -3,7 +3,7 @@
 
 use crate::model::{
     AccessGrant, AccessMode, Anchor, Millis, ReviewHead, ReviewRecord, ReviewState,
-    ReviewSummaryRecord, VersionRecord,
+    ReviewSummaryRecord, StatusEventRecord, VersionRecord,
 };
 
 use super::{StoreError, StoreResult, Visibility};
@@ -55,6 +55,9 @@ pub struct VersionWrite {
     pub search_text: String,
     /// Added to the outbox with the version (`crate::outbox`).
     pub outbox: Vec<OutboxEntry>,
+    /// Comments closed by this version (suggestions applied, DESIGN.md §8.5): each comment
+    /// takes the event's status and the event is recorded, in the same transaction.
+    pub closed: Vec<StatusEventRecord>,
 }
 
 /// A change to a document's own fields (title, tags, archive flag, sharing, owner). Fields left

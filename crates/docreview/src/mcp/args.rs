@@ -118,6 +118,8 @@ pub struct CommentItem {
     pub position: Option<usize>,
     /// note, revise, add, delete, needs_review, consult or none (default note).
     pub category: Option<String>,
+    /// revise/add/delete on a quote: the passage's replacement (add: text after it; delete: "").
+    pub suggestion: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -141,6 +143,12 @@ pub enum CommentMethod {
     Reopen,
     /// Change your comment's text (`body`).
     Edit,
+    /// Hand the thread to `email` (someone who can read the document).
+    Assign,
+    Unassign,
+    /// Add `emoji` (+1 -1 laugh confused heart hooray rocket eyes), to `reply_id` if given.
+    React,
+    Unreact,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -152,6 +160,9 @@ pub struct CommentArgs {
     pub body: Option<String>,
     /// The thread's `threadRevision` as you read it: refused if the thread changed since.
     pub thread_revision: Option<i64>,
+    pub email: Option<String>,
+    pub emoji: Option<String>,
+    pub reply_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -161,16 +172,25 @@ pub enum DocumentMethod {
     Upload,
     /// A new version of `review_id` (optional `label`).
     AddVersion,
+    /// Your `decision` on `review_id`'s latest version (optional `body`): approved,
+    /// approved_with_changes, changes_requested, not_relevant.
+    Decide,
+    /// Make comments' suggestions (`comment_ids`) a new version of `base_version_id`.
+    ApplySuggestions,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocumentArgs {
     pub method: DocumentMethod,
-    pub html: String,
+    pub html: Option<String>,
     pub review_id: Option<String>,
     pub title: Option<String>,
     pub label: Option<String>,
+    pub decision: Option<String>,
+    pub body: Option<String>,
+    pub comment_ids: Option<Vec<String>>,
+    pub base_version_id: Option<String>,
 }
 
 /// A tool's arguments, or the refusal that names the one at fault.

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use docreview_client::api::{
-    Category, CommentStatus, CommentView, CommentWritten, FinishRun, NewComment, NewReply,
-    Position, Reanchor, RunStatus, RunView, StartRun, StatusChange, TextEdit,
+    AssigneeChange, Category, CommentStatus, CommentView, CommentWritten, Emoji, FinishRun,
+    NewComment, NewReply, Position, Reanchor, RunStatus, RunView, StartRun, StatusChange,
+    Suggestion, TextEdit,
 };
 use docreview_client::{Client, Place};
 use serde_json::Value;
@@ -114,6 +115,15 @@ pub struct CommentArgs {
     /// note, revise, add, delete, needs_review, consult or none.
     #[arg(long, default_value = "note")]
     category: String,
+    /// What the quoted passage should become (with --category revise; `add`: text inserted
+    /// after it; `delete`: ""). `suggestions apply` makes it a new version.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        requires = "quote",
+        allow_hyphen_values = true
+    )]
+    suggestion: Option<String>,
 }
 
 /// Which of a document's comments `comments list` shows.
@@ -208,6 +218,35 @@ pub enum CommentsCommand {
         place: PlaceArgs,
         #[command(flatten)]
         guard: ThreadGuardArgs,
+    },
+    /// Hand a thread to someone who can read the document, or to nobody (`--none`).
+    Assign {
+        /// The document's id (rv_…).
+        review: String,
+        /// The comment's id (cm_…).
+        comment: String,
+        /// The assignee's email.
+        #[arg(required_unless_present = "none", conflicts_with = "none")]
+        email: Option<String>,
+        /// Unassign the thread.
+        #[arg(long)]
+        none: bool,
+    },
+    /// React to a comment, or to one of its replies (`--reply`); `--remove` takes it back.
+    React {
+        /// The document's id (rv_…).
+        review: String,
+        /// The comment's id (cm_…).
+        comment: String,
+        /// One of +1 -1 laugh confused heart hooray rocket eyes.
+        #[arg(allow_hyphen_values = true)]
+        emoji: String,
+        /// React to this reply of the thread instead (its id, msg_…).
+        #[arg(long, value_name = "MSG")]
+        reply: Option<String>,
+        /// Take your reaction back.
+        #[arg(long)]
+        remove: bool,
     },
 }
 
@@ -344,6 +383,49 @@ pub async fn comments(command: CommentsCommand, output: &Output) -> Outcome {
                     written.comment.anchor.state,
                     place_of(&written.comment)
                 );
+            })
+        }
+        CommentsCommand::Assign {
+            review,
+            comment,
+            email,
+            none,
+        } => {
+            let change = AssigneeChange {
+                email: if none { None } else { email },
+                base_comments_revision: None,
+            };
+            let written = client.assign_comment(&review, &comment, &change).await?;
+            output.answer(&client, &written, |written| {
+                match &written.comment.assignee {
+                    Some(who) => println!("Assigned {comment} to {}.", who.display_name),
+                    None => println!("{comment} is assigned to nobody."),
+                }
+            })
+        }
+        CommentsCommand::React {
+            review,
+            comment,
+            emoji,
+            reply,
+            remove,
+        } => {
+            // Checked here so a typo is a usage error, with the words there are.
+            let emoji = Emoji::from_word(&emoji).map_err(Failure::usage)?;
+            let reactions = client
+                .react(&review, &comment, reply.as_deref(), emoji.as_str(), !remove)
+                .await?;
+            output.answer(&client, &reactions, |reactions| {
+                let shown: Vec<String> = reactions
+                    .iter()
+                    .map(|r| format!("{} {}", r.emoji, r.count))
+                    .collect();
+                let item = reply.as_deref().unwrap_or(&comment);
+                if shown.is_empty() {
+                    println!("No reactions on {item}.");
+                } else {
+                    println!("Reactions on {item}: {}", shown.join(", "));
+                }
             })
         }
     }
@@ -627,6 +709,7 @@ fn new_comment(args: CommentArgs) -> Result<NewComment, Failure> {
         category: Some(category),
         locator: Some(args.place.locator()),
         base_comments_revision: None,
+        suggestion: args.suggestion.map(|text| Suggestion { text }),
     })
 }
 

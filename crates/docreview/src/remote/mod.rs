@@ -15,6 +15,7 @@ mod org;
 mod output;
 mod reviews;
 mod search;
+mod suggestions;
 mod webhooks;
 
 use std::process::ExitCode;
@@ -29,6 +30,7 @@ pub use org::{OrgCommand, ProjectsCommand, org, projects};
 pub use output::Output;
 pub use reviews::{ReviewsCommand, reviews};
 pub use search::{SearchCommand, search};
+pub use suggestions::{SuggestionsCommand, suggestions};
 pub use webhooks::{WebhooksCommand, webhooks};
 
 /// Why a command failed, and the exit code that says so.

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use docreview_client::api::{
-    AccessMode, AllowedUserEntry, ExportFormat, GrantRole, ListQuery, MetaChange, OwnerChange,
-    ReviewList, ReviewSummaryView, ReviewView, Section, SharingChange, SharingView, TitleChange,
-    VersionMode,
+    AccessMode, AllowedUserEntry, DecisionKind, DecisionView, ExportFormat, GrantRole, ListQuery,
+    MetaChange, NewDecision, NewReviewer, OwnerChange, ReviewList, ReviewSummaryView, ReviewView,
+    Section, SharingChange, SharingView, TitleChange, VersionMode, WorkflowView,
 };
 use docreview_client::{Client, DocumentUpload, HtmlFile, VersionUpload};
 
@@ -164,6 +164,55 @@ pub enum ReviewsCommand {
         /// The new owner's email.
         email: String,
     },
+    /// The people asked to review a document and their decisions; `add` or `remove` one.
+    Reviewers {
+        /// The document's id (rv_…).
+        review: String,
+        #[command(subcommand)]
+        change: Option<ReviewersChange>,
+    },
+    /// Record your decision on the latest version (a newer one replaces your older one).
+    Decide {
+        /// The document's id (rv_…).
+        review: String,
+        /// approved, approved_with_changes, changes_requested or not_relevant.
+        decision: String,
+        /// A note with the decision.
+        #[arg(long)]
+        note: Option<String>,
+        /// The version decided on (the latest; another is refused as stale, exit 5).
+        #[arg(long, value_name = "VID")]
+        version: Option<String>,
+    },
+    /// Finalize the review: every comment must be closed; until reopened it takes no
+    /// comments, replies, runs or versions.
+    Finalize {
+        /// The document's id (rv_…).
+        review: String,
+    },
+    /// Reopen a finalized review.
+    Reopen {
+        /// The document's id (rv_…).
+        review: String,
+    },
+}
+
+/// `reviews reviewers ID add|remove`.
+#[derive(Subcommand)]
+pub enum ReviewersChange {
+    /// Ask someone who can read the document to review it (again: change the due date).
+    Add {
+        /// Their email.
+        email: String,
+        /// When it is due: a date (2026-12-01, the end of that day UTC) or an RFC 3339 time.
+        #[arg(long, value_name = "DATE")]
+        due: Option<String>,
+    },
+    /// Take a review request back (or decline your own).
+    Remove {
+        /// The reviewer's user id (usr_…; `reviews reviewers ID` lists them).
+        user_id: String,
+    },
 }
 
 pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
@@ -203,6 +252,10 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
                 if !review.tags.is_empty() {
                     println!("Tags:     {}", review.tags.join(", "));
                 }
+                println!(
+                    "Review:   {}, {}",
+                    review.workflow.state, review.workflow.outcome
+                );
                 println!("Comments: {}", review.comments.len());
                 if !review.comments.is_empty() {
                     println!();
@@ -382,6 +435,129 @@ pub async fn reviews(command: ReviewsCommand, output: &Output) -> Outcome {
             output.answer(&client, &review, |review| {
                 println!("{} now owns {}.", review.owner.display_name, review.title);
             })
+        }
+        ReviewsCommand::Reviewers { review, change } => {
+            let workflow = match change {
+                None => {
+                    let shown = client.review(&review, false).await?;
+                    let raw = workflow_part(&client)?;
+                    return output.raw(&raw, || print_workflow(&shown.workflow));
+                }
+                Some(ReviewersChange::Add { email, due }) => {
+                    let input = NewReviewer { email, due_at: due };
+                    client.add_reviewer(&review, &input).await?
+                }
+                Some(ReviewersChange::Remove { user_id }) => {
+                    client.remove_reviewer(&review, &user_id).await?
+                }
+            };
+            output.answer(&client, &workflow, print_workflow)
+        }
+        ReviewsCommand::Decide {
+            review,
+            decision,
+            note,
+            version,
+        } => {
+            let kind = DecisionKind::parse(&decision).ok_or_else(|| {
+                Failure::usage(format!(
+                    "`{decision}`: decide approved, approved_with_changes, changes_requested \
+                     or not_relevant"
+                ))
+            })?;
+            let input = NewDecision {
+                decision: kind,
+                version_id: version,
+                body: note,
+            };
+            let written = client.decide(&review, &input).await?;
+            output.answer(&client, &written, |written| {
+                println!(
+                    "Decided {} on {}; the review's outcome is {}.",
+                    written.decision.decision,
+                    written.decision.version_id,
+                    written.workflow.outcome
+                );
+            })
+        }
+        ReviewsCommand::Finalize { review } => {
+            let workflow = client.finalize_review(&review).await?;
+            output.answer(&client, &workflow, |workflow| {
+                println!("Finalized {review} ({}).", workflow.outcome);
+            })
+        }
+        ReviewsCommand::Reopen { review } => {
+            let workflow = client.reopen_review(&review).await?;
+            output.answer(&client, &workflow, |_| println!("Reopened {review}."))
+        }
+    }
+}
+
+/// `{"workflow": …}` from the document in the client's last answer, as the server sent it.
+fn workflow_part(client: &Client) -> Result<String, Failure> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        review: Part,
+    }
+    #[derive(serde::Deserialize)]
+    struct Part {
+        workflow: Box<serde_json::value::RawValue>,
+    }
+    let bytes = client
+        .take_answer()
+        .ok_or_else(|| Failure::error("unexpected answer from the server: none was kept"))?;
+    let answer: Answer = serde_json::from_slice(&bytes)
+        .map_err(|e| Failure::error(format!("unexpected answer from the server: {e}")))?;
+    Ok(format!(
+        r#"{{"workflow":{}}}"#,
+        answer.review.workflow.get()
+    ))
+}
+
+/// The workflow as a person reads it: state and outcome, then each reviewer with their due
+/// date and decision, then the decisions of people who were not asked.
+fn print_workflow(workflow: &WorkflowView) {
+    println!("Review {}, outcome {}.", workflow.state, workflow.outcome);
+    if let (Some(at), Some(by)) = (&workflow.finalized_at, &workflow.finalized_by) {
+        println!("Finalized {at} by {}.", by.display_name);
+    }
+    if workflow.reviewers.is_empty() {
+        println!("No reviewers asked.");
+    }
+    let decided = |decision: Option<&DecisionView>| {
+        decision.map_or_else(
+            || "no decision".to_string(),
+            |d| {
+                let stale = if d.stale { " (stale)" } else { "" };
+                format!("{}{stale}", d.decision)
+            },
+        )
+    };
+    for reviewer in &workflow.reviewers {
+        let due = reviewer
+            .due_at
+            .as_ref()
+            .map(|due| format!(", due {due}"))
+            .unwrap_or_default();
+        anstream::println!(
+            "  {}  {}{due}: {}",
+            paint(DIM, &reviewer.user.id),
+            reviewer.user.display_name,
+            decided(reviewer.decision.as_ref())
+        );
+    }
+    for decision in &workflow.decisions {
+        if workflow
+            .reviewers
+            .iter()
+            .all(|r| r.user.id != decision.user.id)
+        {
+            anstream::println!(
+                "  {}  {} (not asked): {}",
+                paint(DIM, &decision.user.id),
+                decision.user.display_name,
+                decided(Some(decision))
+            );
         }
     }
 }

@@ -2155,3 +2155,312 @@ async fn org_invite_lists_and_revokes_invitations() {
         &["administrators"],
     );
 }
+
+/// The review workflow from the terminal (DESIGN.md §8.4): reviewers, decisions, finalizing and
+/// reopening, assignment and reactions, as text and as the API's JSON, and every refusal with
+/// its exit code (2 usage, 5 conflict, 6 not found, 1 otherwise).
+#[tokio::test]
+async fn the_review_workflow_from_the_terminal() {
+    let server = Server::start();
+    let config = tempfile::tempdir().expect("config dir");
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let bob = server.user("bob@example.com", "Bob", &[], "docs,comments");
+    let review = ada.upload("Plan", SAMPLE_HTML).await;
+    let id = review.review_id;
+    let (ada_token, bob_token) = (ada.token().expect("token"), bob.token().expect("token"));
+    let as_ada = |args: &[&str]| as_user(config.path(), &server, ada_token, args);
+    let as_bob = |args: &[&str]| as_user(config.path(), &server, bob_token, args);
+
+    // Reviewers: asked with a due date, listed, taken back.
+    let asked = json_of(&as_ada(&[
+        "reviews",
+        "reviewers",
+        &id,
+        "add",
+        "bob@example.com",
+        "--due",
+        "2026-12-01",
+        "--json",
+    ]));
+    let bob_id = asked["workflow"]["reviewers"][0]["user"]["id"]
+        .as_str()
+        .expect("reviewer")
+        .to_string();
+    assert!(
+        asked["workflow"]["reviewers"][0]["dueAt"]
+            .as_str()
+            .expect("due")
+            .starts_with("2026-12-01T23:59:59"),
+        "{asked}"
+    );
+    let listed = text_of(&as_ada(&["reviews", "reviewers", &id]));
+    assert!(listed.contains("Review open, outcome pending."), "{listed}");
+    assert!(listed.contains("Bob, due 2026-12-01"), "{listed}");
+    assert!(listed.contains("no decision"), "{listed}");
+    let listed = json_of(&as_ada(&["reviews", "reviewers", &id, "--json"]));
+    assert_eq!(
+        listed["workflow"]["reviewers"][0]["user"]["id"],
+        bob_id.as_str()
+    );
+    refused(
+        &as_ada(&["reviews", "reviewers", &id, "add", "nobody@example.com"]),
+        1,
+        &["not an active member"],
+    );
+    refused(
+        &as_ada(&[
+            "reviews",
+            "reviewers",
+            &id,
+            "add",
+            "bob@example.com",
+            "--due",
+            "soon",
+        ]),
+        1,
+        &["dueAt `soon`"],
+    );
+    refused(
+        &as_ada(&["reviews", "reviewers", &id, "remove", "usr_nobody"]),
+        6,
+        &["not found"],
+    );
+
+    // Decisions: a person's newer one replaces the older; a bad word is a usage error; an
+    // older version is stale (exit 5).
+    let decided = text_of(&as_bob(&["reviews", "decide", &id, "changes_requested"]));
+    assert!(
+        decided.contains("outcome is changes_requested"),
+        "{decided}"
+    );
+    let decided = json_of(&as_bob(&[
+        "reviews", "decide", &id, "approved", "--note", "Fine now", "--json",
+    ]));
+    assert_eq!(decided["decision"]["body"], "Fine now");
+    assert_eq!(decided["workflow"]["outcome"], "approved");
+    assert_eq!(
+        decided["workflow"]["decisions"].as_array().map(Vec::len),
+        Some(1)
+    );
+    refused(
+        &as_bob(&["reviews", "decide", &id, "maybe"]),
+        2,
+        &["`maybe`"],
+    );
+    let first_version = review.latest_version_id.clone();
+    let file = config.path().join("v2.html");
+    std::fs::write(&file, SAMPLE_HTML.replace("Second", "2nd")).expect("write");
+    text_of(&as_ada(&[
+        "reviews",
+        "add-version",
+        &id,
+        file.to_str().expect("path"),
+    ]));
+    refused(
+        &as_bob(&[
+            "reviews",
+            "decide",
+            &id,
+            "approved",
+            "--version",
+            &first_version,
+        ]),
+        5,
+        &["no longer the latest"],
+    );
+    let listed = text_of(&as_ada(&["reviews", "reviewers", &id]));
+    assert!(listed.contains("approved (stale)"), "{listed}");
+    let shown = text_of(&as_ada(&["reviews", "show", &id]));
+    assert!(shown.contains("Review:   open, pending"), "{shown}");
+
+    // Assignment: to someone, to nobody; an unknown person is refused; neither is usage.
+    let added = json_of(&as_ada(&[
+        "comments", "add", &id, "--body", "Fix", "--json",
+    ]));
+    let cid = added["comment"]["id"].as_str().expect("id").to_string();
+    let assigned = json_of(&as_ada(&[
+        "comments",
+        "assign",
+        &id,
+        &cid,
+        "bob@example.com",
+        "--json",
+    ]));
+    assert_eq!(assigned["comment"]["assignee"]["id"], bob_id.as_str());
+    let mine = text_of(&as_bob(&["comments", "list", &id, "--assignee", "me"]));
+    assert!(mine.starts_with("1 comment"), "{mine}");
+    let unassigned = text_of(&as_ada(&["comments", "assign", &id, &cid, "--none"]));
+    assert_eq!(unassigned, format!("{cid} is assigned to nobody."));
+    refused(
+        &as_ada(&["comments", "assign", &id, &cid, "nobody@example.com"]),
+        1,
+        &["not an active member"],
+    );
+    refused(&as_ada(&["comments", "assign", &id, &cid]), 2, &["<EMAIL>"]);
+    refused(
+        &as_ada(&["comments", "assign", &id, "cm_nope", "--none"]),
+        6,
+        &["not found"],
+    );
+
+    // Reactions: idempotent, taken back, on a reply; a bad emoji is a usage error.
+    for _ in 0..2 {
+        let reacted = json_of(&as_bob(&["comments", "react", &id, &cid, "+1", "--json"]));
+        assert_eq!(
+            reacted,
+            serde_json::json!({ "reactions": [{ "emoji": "+1", "count": 1, "reactedByMe": true }] })
+        );
+    }
+    let text = text_of(&as_ada(&["comments", "react", &id, &cid, "heart"]));
+    assert_eq!(text, format!("Reactions on {cid}: +1 1, heart 1"));
+    let taken = json_of(&as_bob(&[
+        "comments", "react", &id, &cid, "+1", "--remove", "--json",
+    ]));
+    assert_eq!(taken["reactions"][0]["emoji"], "heart");
+    assert_eq!(taken["reactions"].as_array().map(Vec::len), Some(1));
+    let replied = json_of(&as_bob(&[
+        "comments", "reply", &id, &cid, "--body", "Ok", "--json",
+    ]));
+    let message = replied["message"]["id"]
+        .as_str()
+        .expect("reply id")
+        .to_string();
+    let on_reply = json_of(&as_ada(&[
+        "comments", "react", &id, &cid, "rocket", "--reply", &message, "--json",
+    ]));
+    assert_eq!(on_reply["reactions"][0]["emoji"], "rocket");
+    refused(
+        &as_ada(&["comments", "react", &id, &cid, "thumbsup"]),
+        2,
+        &["unknown reaction `thumbsup`", "+1 -1 laugh"],
+    );
+    refused(
+        &as_ada(&["comments", "react", &id, "cm_nope", "eyes"]),
+        6,
+        &["not found"],
+    );
+
+    // Finalizing: refused while a comment is open (exit 5), then done, then reopened.
+    refused(
+        &as_ada(&["reviews", "finalize", &id]),
+        5,
+        &["1 comments are still open"],
+    );
+    text_of(&as_ada(&["comments", "resolve", &id, &cid]));
+    let finalized = json_of(&as_ada(&["reviews", "finalize", &id, "--json"]));
+    assert_eq!(finalized["workflow"]["state"], "finalized");
+    refused(
+        &as_ada(&["comments", "add", &id, "--body", "Late"]),
+        5,
+        &["the review is finalized; reopen it first"],
+    );
+    refused(
+        &as_ada(&["reviews", "finalize", &id]),
+        5,
+        &["already finalized"],
+    );
+    assert_eq!(
+        text_of(&as_ada(&["reviews", "reopen", &id])),
+        format!("Reopened {id}.")
+    );
+    refused(&as_ada(&["reviews", "reopen", &id]), 5, &["not finalized"]);
+    refused(
+        &as_bob(&["reviews", "finalize", "rv_nope"]),
+        6,
+        &["not found"],
+    );
+
+    let taken_back = json_of(&as_ada(&[
+        "reviews",
+        "reviewers",
+        &id,
+        "remove",
+        &bob_id,
+        "--json",
+    ]));
+    assert_eq!(taken_back["workflow"]["reviewers"], serde_json::json!([]));
+}
+
+/// `comments add --suggestion` and `suggestions apply`: the new version from the terminal, and
+/// the refusals with their exit codes (5 conflict, 1 a comment without a suggestion, 2 usage).
+#[tokio::test]
+async fn suggestions_are_written_and_applied_from_the_terminal() {
+    let server = Server::start();
+    let config = tempfile::tempdir().expect("config dir");
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let review = ada.upload("Plan", SAMPLE_HTML).await;
+    let (id, base) = (review.review_id, review.latest_version_id);
+    let token = ada.token().expect("token");
+    let cmd = |args: &[&str]| as_user(config.path(), &server, token, args);
+
+    let added = json_of(&cmd(&[
+        "comments",
+        "add",
+        &id,
+        "--body",
+        "Slower",
+        "--category",
+        "revise",
+        "--quote",
+        "quick brown",
+        "--suggestion",
+        "slow red",
+        "--json",
+    ]));
+    assert_eq!(added["comment"]["suggestion"]["text"], "slow red");
+    let cid = added["comment"]["id"].as_str().expect("id").to_string();
+    refused(
+        &cmd(&["comments", "add", &id, "--body", "x", "--suggestion", "y"]),
+        2,
+        &["--quote"],
+    );
+    refused(
+        &cmd(&[
+            "comments",
+            "add",
+            &id,
+            "--body",
+            "x",
+            "--quote",
+            "lazy",
+            "--suggestion",
+            "y",
+        ]),
+        1,
+        &["a suggestion goes on a revise, add or delete comment"],
+    );
+    let plain = json_of(&cmd(&["comments", "add", &id, "--body", "Note", "--json"]));
+    let plain = plain["comment"]["id"].as_str().expect("id").to_string();
+    refused(
+        &cmd(&["suggestions", "apply", &id, &plain, "--base", &base]),
+        1,
+        &["carries no suggestion"],
+    );
+    refused(
+        &cmd(&["suggestions", "apply", &id, "--base", &base]),
+        2,
+        &["<COMMENTS>"],
+    );
+
+    let applied = text_of(&cmd(&[
+        "suggestions",
+        "apply",
+        &id,
+        &cid,
+        "--base",
+        &base,
+        "--label",
+        "edited",
+    ]));
+    assert!(
+        applied.starts_with("Applied 1 suggestion as edited (ver_"),
+        "{applied}"
+    );
+    refused(
+        &cmd(&["suggestions", "apply", &id, &cid, "--base", &base]),
+        5,
+        &["no longer the latest"],
+    );
+    let text = text_of(&cmd(&["reviews", "text", &id]));
+    assert!(text.contains("The slow red fox jumps"), "{text}");
+}

@@ -51,6 +51,7 @@ fn comment(body: &str, locator: Option<Locator>, base: Option<i64>) -> NewCommen
         category: Some(Category::Revise),
         locator,
         base_comments_revision: base,
+        suggestion: None,
     }
 }
 

@@ -107,6 +107,7 @@ impl World {
             category: None,
             locator: None,
             base_comments_revision: None,
+            suggestion: None,
         }
     }
 }

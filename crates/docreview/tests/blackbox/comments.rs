@@ -129,6 +129,7 @@ fn comment(body: &str, locator: Option<Locator>) -> NewComment {
         category: None,
         locator,
         base_comments_revision: None,
+        suggestion: None,
     }
 }
 

@@ -56,6 +56,7 @@ fn comment(body: &str, category: Option<Category>, locator: Option<Locator>) -> 
         category,
         locator,
         base_comments_revision: None,
+        suggestion: None,
     }
 }
 

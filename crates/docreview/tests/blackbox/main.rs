@@ -38,6 +38,7 @@ mod routes;
 mod runs;
 mod search;
 mod smoke;
+mod suggestions;
 mod thread_revisions;
 mod two_nodes;
 mod web;

@@ -905,6 +905,7 @@ async fn the_owner_deletes_a_document_and_it_is_gone() {
         category: None,
         locator: None,
         base_comments_revision: None,
+        suggestion: None,
     };
     refused(
         fx.owner.api().add_comment(&fx.id, &late).await,

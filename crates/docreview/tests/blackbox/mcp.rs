@@ -1471,3 +1471,277 @@ async fn agents_answer_a_thread_as_they_read_it() {
     assert_eq!(resolved["status"], "closed");
     assert_eq!(resolved["threadRevision"], 3);
 }
+
+/// The review workflow through the existing tools (no new tool): `document_write` method
+/// `decide`, `comment_write` methods `assign`, `unassign`, `react`, `unreact`; the workflow in
+/// `get`, the assignee and reactions in `comments` and `thread`; refusals name the argument.
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_decide_assign_and_react_through_the_existing_tools() {
+    let server = Server::start();
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    server.user("bob@example.com", "Bob", &[], "docs,comments");
+    let review = ada.upload("Plan", SAMPLE_HTML).await;
+    let id = review.review_id;
+    ada.post(
+        &format!("/api/reviews/{id}/reviewers"),
+        &json!({ "email": "bob@example.com", "dueAt": "2026-12-01" }),
+    )
+    .await
+    .expect(201);
+    let written = ada
+        .post(
+            &format!("/api/reviews/{id}/comments"),
+            &json!({ "body": "first" }),
+        )
+        .await;
+    let comment_id = written.expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let (client, _config) = agent(&server, ada.token().expect("token")).await;
+    let tools = client.list_all_tools().await.expect("tools");
+    assert_eq!(tools.len(), 4, "no tool was added");
+
+    let got = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "get", "review_id": id }),
+    )
+    .await;
+    assert_eq!(got["workflow"]["state"], "open", "{got}");
+    assert_eq!(got["workflow"]["outcome"], "pending");
+    assert_eq!(got["workflow"]["reviewers"][0]["name"], "Bob");
+    assert_eq!(got["workflow"]["reviewers"][0]["decision"], Value::Null);
+
+    let decided = ok(
+        &client,
+        "document_write",
+        json!({ "method": "decide", "review_id": id, "decision": "approved_with_changes",
+                "body": "Two fixes" }),
+    )
+    .await;
+    assert_eq!(decided["decision"], "approved_with_changes", "{decided}");
+    assert_eq!(decided["workflow"]["outcome"], "approved_with_changes");
+    assert_eq!(decided["workflow"]["decisions"], 1);
+    let message = refused(
+        &client,
+        "document_write",
+        json!({ "method": "decide", "review_id": id, "decision": "lgtm" }),
+        "decision",
+    )
+    .await;
+    assert!(message.contains("approved_with_changes"), "{message}");
+    refused(
+        &client,
+        "document_write",
+        json!({ "method": "decide", "review_id": id }),
+        "decision",
+    )
+    .await;
+    refused(
+        &client,
+        "document_write",
+        json!({ "method": "upload" }),
+        "html",
+    )
+    .await;
+
+    let assigned = ok(
+        &client,
+        "comment_write",
+        json!({ "method": "assign", "review_id": id, "comment_id": comment_id,
+                "email": "bob@example.com" }),
+    )
+    .await;
+    assert_eq!(assigned["assignee"], "Bob", "{assigned}");
+    refused(
+        &client,
+        "comment_write",
+        json!({ "method": "assign", "review_id": id, "comment_id": comment_id }),
+        "email",
+    )
+    .await;
+    let (refusal, failed) = call(
+        &client,
+        "comment_write",
+        json!({ "method": "assign", "review_id": id, "comment_id": comment_id,
+                "email": "nobody@example.com" }),
+    )
+    .await;
+    assert!(failed, "{refusal}");
+    assert_eq!(refusal["error"], "invalid_request", "{refusal}");
+
+    let reacted = ok(
+        &client,
+        "comment_write",
+        json!({ "method": "react", "review_id": id, "comment_id": comment_id, "emoji": "+1" }),
+    )
+    .await;
+    assert_eq!(reacted["reactions"], json!({ "+1": 1 }), "{reacted}");
+    let message = refused(
+        &client,
+        "comment_write",
+        json!({ "method": "react", "review_id": id, "comment_id": comment_id, "emoji": "👍" }),
+        "emoji",
+    )
+    .await;
+    assert!(message.contains("+1 -1 laugh"), "{message}");
+
+    let listed = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "comments", "review_id": id }),
+    )
+    .await;
+    let item = &listed["comments"][0];
+    assert_eq!(item["assignee"], "Bob", "{listed}");
+    assert_eq!(item["reactions"], json!({ "+1": 1 }));
+    let thread = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "thread", "review_id": id, "comment_id": comment_id }),
+    )
+    .await;
+    assert_eq!(thread["assignee"], "Bob", "{thread}");
+    assert_eq!(thread["messages"][0]["reactions"], json!({ "+1": 1 }));
+
+    let unreacted = ok(
+        &client,
+        "comment_write",
+        json!({ "method": "unreact", "review_id": id, "comment_id": comment_id, "emoji": "+1" }),
+    )
+    .await;
+    assert_eq!(unreacted["reactions"], json!({}));
+    let unassigned = ok(
+        &client,
+        "comment_write",
+        json!({ "method": "unassign", "review_id": id, "comment_id": comment_id }),
+    )
+    .await;
+    assert_eq!(unassigned["assignee"], Value::Null);
+    let listed = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "comments", "review_id": id }),
+    )
+    .await;
+    assert!(listed["comments"][0].get("assignee").is_none(), "{listed}");
+    client.cancel().await.expect("close");
+}
+
+/// Suggestions through the existing tools: `comments` and `thread` show a comment's suggestion,
+/// `document_write` method `apply_suggestions` makes them a version; refusals are the API's.
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_see_and_apply_suggestions() {
+    let server = Server::start();
+    let ada = server.user("ada@example.com", "Ada", &[], "docs,comments");
+    let review = ada.upload("Plan", SAMPLE_HTML).await;
+    let (id, base) = (review.review_id, review.latest_version_id);
+    let written = ada
+        .post(
+            &format!("/api/reviews/{id}/comments"),
+            &json!({ "body": "Slower", "category": "revise",
+                     "locator": { "quote": { "exact": "quick brown" } },
+                     "suggestion": { "text": "slow red" } }),
+        )
+        .await;
+    let comment_id = written.expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let (client, _config) = agent(&server, ada.token().expect("token")).await;
+    let listed = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "comments", "review_id": id }),
+    )
+    .await;
+    assert_eq!(listed["comments"][0]["suggestion"], "slow red", "{listed}");
+    let thread = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "thread", "review_id": id, "comment_id": comment_id }),
+    )
+    .await;
+    assert_eq!(thread["suggestion"], "slow red", "{thread}");
+
+    // A run's batch may carry suggestions too; one where none may be fails that item alone.
+    let run = ok(
+        &client,
+        "run_write",
+        json!({ "method": "start", "review_id": id }),
+    )
+    .await;
+    let written = ok(
+        &client,
+        "run_write",
+        json!({ "method": "comment", "review_id": id, "run_id": run["id"], "comments": [
+            { "body": "Drop it", "quote": "lazy ", "category": "delete", "suggestion": "" },
+            { "body": "A note", "quote": "lazy", "suggestion": "idle" },
+        ] }),
+    )
+    .await;
+    assert_eq!(
+        written["written"].as_array().map(Vec::len),
+        Some(1),
+        "{written}"
+    );
+    assert_eq!(written["failed"][0]["index"], 1, "{written}");
+    assert_eq!(written["failed"][0]["error"], "invalid_request");
+    assert!(
+        written["failed"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("revise, add or delete"),
+        "{written}"
+    );
+    ok(
+        &client,
+        "run_write",
+        json!({ "method": "complete", "review_id": id, "run_id": run["id"], "summary": "One." }),
+    )
+    .await;
+    let listed = ok(
+        &client,
+        "reviews_read",
+        json!({ "method": "comments", "review_id": id, "run_id": run["id"] }),
+    )
+    .await;
+    assert_eq!(listed["comments"][0]["suggestion"], "", "{listed}");
+    ok(
+        &client,
+        "comment_write",
+        json!({ "method": "resolve", "review_id": id,
+                "comment_id": listed["comments"][0]["id"] }),
+    )
+    .await;
+
+    refused(
+        &client,
+        "document_write",
+        json!({ "method": "apply_suggestions", "review_id": id, "base_version_id": base }),
+        "comment_ids",
+    )
+    .await;
+    let applied = ok(
+        &client,
+        "document_write",
+        json!({ "method": "apply_suggestions", "review_id": id, "base_version_id": base,
+                "comment_ids": [comment_id], "label": "applied" }),
+    )
+    .await;
+    let version = applied["versionId"].as_str().expect("versionId");
+    assert_eq!(applied["applied"], json!([comment_id]));
+    assert_eq!(applied["review"]["latestVersionId"], version, "{applied}");
+    assert_eq!(applied["review"]["comments"]["open"], 0);
+    let (refusal, failed) = call(
+        &client,
+        "document_write",
+        json!({ "method": "apply_suggestions", "review_id": id, "base_version_id": base,
+                "comment_ids": [comment_id] }),
+    )
+    .await;
+    assert!(failed, "{refusal}");
+    assert_eq!(refusal["error"], "stale_target_version", "{refusal}");
+    client.cancel().await.expect("close");
+}

@@ -37,6 +37,7 @@ fn plain(body: String) -> NewComment {
         category: None,
         locator: None,
         base_comments_revision: None,
+        suggestion: None,
     }
 }
 

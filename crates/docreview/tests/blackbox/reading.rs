@@ -80,6 +80,7 @@ async fn every_kind_of_change_shows_on_the_next_read() {
         category: None,
         locator: None,
         base_comments_revision: None,
+        suggestion: None,
     };
     agent
         .api()

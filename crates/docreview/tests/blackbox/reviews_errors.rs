@@ -68,6 +68,7 @@ fn plain(body: &str) -> NewComment {
         category: None,
         locator: None,
         base_comments_revision: None,
+        suggestion: None,
     }
 }
 

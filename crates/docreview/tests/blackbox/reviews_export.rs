@@ -22,6 +22,7 @@ async fn discussed(owner: &Client) -> String {
         category,
         locator,
         base_comments_revision: None,
+        suggestion: None,
     };
     let api = owner.api();
     let dog = api
@@ -323,6 +324,7 @@ async fn a_running_runs_drafts_stay_out_until_it_completes() {
                 category: None,
                 locator: Some(quote("lazy dog")),
                 base_comments_revision: None,
+                suggestion: None,
             },
         )
         .await

@@ -47,6 +47,7 @@ fn plain(body: &str) -> NewComment {
         category: None,
         locator: None,
         base_comments_revision: None,
+        suggestion: None,
     }
 }
 
@@ -1137,6 +1138,7 @@ async fn concurrent_run_comments_without_a_base_revision_never_conflict() {
 
 fn item(body: &str, category: Option<&str>, locator: Option<Locator>) -> BatchComment {
     BatchComment {
+        suggestion: None,
         body: body.to_string(),
         category: category.map(str::to_string),
         locator,

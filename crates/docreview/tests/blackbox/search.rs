@@ -174,6 +174,7 @@ async fn comment(client: &Client, review_id: &str, body: &str, category: Categor
         category: Some(category),
         locator: None,
         base_comments_revision: None,
+        suggestion: None,
     };
     client
         .api()
@@ -841,6 +842,8 @@ async fn cancelled_comments_replies_and_run_comments_are_not_found() {
         category: None,
         locator: None,
         base_comments_revision: None,
+
+        suggestion: None,
     };
     let run_comment = agent
         .api()
@@ -1335,6 +1338,7 @@ async fn words_of_neighbouring_blocks_are_found_apart() {
         category: None,
         locator: Some(quote(exact)),
         base_comments_revision: None,
+        suggestion: None,
     };
     for exact in ["Scopealphaword", "Scope\nalphaword", "Scope\n\nalphaword\n"] {
         let written = ada

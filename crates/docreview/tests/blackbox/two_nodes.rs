@@ -75,6 +75,7 @@ fn plain_comment(body: String, base: Option<i64>) -> NewComment {
         category: None,
         locator: None,
         base_comments_revision: base,
+        suggestion: None,
     }
 }
 
@@ -379,6 +380,7 @@ async fn a_run_started_with_the_shared_agent_token_on_one_node_is_finished_on_th
         category: None,
         locator: Some(quote("quick brown fox")),
         base_comments_revision: None,
+        suggestion: None,
     };
     let cid = b
         .agent()

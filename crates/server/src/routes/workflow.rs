@@ -6,8 +6,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use docreview_api::{
-    AssigneeChange, CommentWritten, DecisionWritten, NewDecision, NewReviewer, ReactionsBody,
-    WorkflowBody,
+    ApplySuggestions, AssigneeChange, CommentWritten, DecisionWritten, NewDecision, NewReviewer,
+    ReactionsBody, SuggestionsApplied, WorkflowBody,
 };
 use docreview_core::access::Operation;
 use serde::Deserialize;
@@ -32,6 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             Operation::Workflow,
             routes!(react_reply, unreact_reply),
         ))
+        .routes(allow(Operation::Deliver, routes!(apply_suggestions)))
 }
 
 /// `{reviewId}/reviewers/{userId}` in a path.
@@ -190,6 +191,35 @@ async fn assign(
         .set_assignee(&actor, &review_id, &comment_id, input)
         .await?;
     Ok(Json(written).into_response())
+}
+
+/// Apply suggestions (editor or owner; DESIGN.md §8.5): one new version whose HTML is the base
+/// version's bytes with exactly the named comments' passages changed. The applied comments are
+/// closed (a status event with `reason: "applied"` and the `versionId`); the others are
+/// re-anchored as for any new version. Nothing is written on a refusal.
+#[utoipa::path(post, path = "/api/reviews/{review_id}/suggestions/apply", tag = "workflow",
+    operation_id = "applySuggestions", params(ReviewPath), request_body = ApplySuggestions,
+    responses(
+        (status = 201, description = "The new version, with the document as it now stands",
+            body = SuggestionsApplied),
+        (status = 400, description = "`not_a_suggestion` (a comment carries none), or \
+            `invalid_request` (a passage the splice cannot change in the source)", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such document or comment", body = ErrorBody),
+        (status = 409, description = "`stale_target_version` (with `latestVersionId`), \
+            `suggestion_outdated`, `suggestions_overlap`, `suggestion_closed` or \
+            `review_finalized`", body = ErrorBody),
+    ))]
+async fn apply_suggestions(
+    State(state): State<AppState>,
+    Caller(actor): Caller,
+    ApiPath(ReviewPath { review_id }): ApiPath<ReviewPath>,
+    ApiJson(input): ApiJson<ApplySuggestions>,
+) -> Result<Response, ApiError> {
+    let applied = state
+        .service
+        .apply_suggestions(&actor, &review_id, input)
+        .await?;
+    Ok((StatusCode::CREATED, Json(applied)).into_response())
 }
 
 /// React to a comment (idempotent). Does not raise `commentsRevision`; sent live as a

@@ -218,6 +218,7 @@ impl CommentForm {
             category,
             locator: self.locator(),
             base_comments_revision: base,
+            suggestion: None,
         })
     }
 }

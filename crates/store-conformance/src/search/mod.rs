@@ -163,5 +163,6 @@ fn version_write(
         at: T0 + 50,
         search_text: text.to_string(),
         outbox: Vec::new(),
+        closed: Vec::new(),
     }
 }

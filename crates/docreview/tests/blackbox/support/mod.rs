@@ -665,6 +665,7 @@ impl Client {
             category: None,
             locator: Some(quote(exact)),
             base_comments_revision: None,
+            suggestion: None,
         };
         self.api
             .add_comment(review_id, &input)

@@ -108,6 +108,7 @@ async fn review_screen_of_a_1_mb_document_with_1000_comments() {
             category: Some(category),
             locator: Some(quote(&format!("Paragraph {n} opens here"))),
             base_comments_revision: None,
+            suggestion: None,
         };
         let written = api.api().add_comment(&id, &comment).await.expect("comment");
         comment_ids.push(written.comment.id);
@@ -208,6 +209,7 @@ async fn review_screen_of_a_1_mb_document_with_1000_comments() {
             category: Some(Category::Consult),
             locator: Some(quote(&format!("Paragraph {n} opens here"))),
             base_comments_revision: None,
+            suggestion: None,
         };
         let sent = now_millis();
         api.api().add_comment(&id, &comment).await.expect("comment");

@@ -217,6 +217,7 @@ async fn ones_own_sent_items_offer_undo_and_a_runs_items_are_drafts() {
                 category: None,
                 locator: Some(quote("final review")),
                 base_comments_revision: None,
+                suggestion: None,
             },
         )
         .await

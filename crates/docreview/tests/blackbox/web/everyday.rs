@@ -502,6 +502,7 @@ async fn the_runs_menu_follows_runs_that_start_and_end_while_the_screen_is_open(
                 category: None,
                 locator: Some(quote("final review")),
                 base_comments_revision: None,
+                suggestion: None,
             },
         )
         .await
@@ -576,6 +577,7 @@ async fn a_running_run_is_cancelled_from_the_runs_menu() {
                 category: None,
                 locator: Some(quote("final review")),
                 base_comments_revision: None,
+                suggestion: None,
             },
         )
         .await
