@@ -403,3 +403,54 @@ async fn refusals_are_said_on_the_page_and_non_admins_get_the_403_page() {
     );
     assert_eq!(bob.get("/org/webhooks/wh_nope").await.status, 403);
 }
+
+#[tokio::test]
+async fn deliveries_page_back_with_older() {
+    let server = Server::start_with(&[("DOCREVIEW_WEBHOOK_ALLOW_PRIVATE", "true")]);
+    server.create_user_with_password("ada@example.com", "Ada", &["--admin"], PASSWORD);
+    let api = admin_api(&server);
+    let receiver = Receiver::start(&[]).await;
+    let webhook = api
+        .api()
+        .create_webhook(&docreview_client::api::NewWebhook {
+            url: receiver.url.clone(),
+            events: vec!["*".to_string()],
+            project_code: None,
+            description: None,
+        })
+        .await
+        .expect("create");
+    let mut pinged = Vec::new();
+    for _ in 0..21 {
+        pinged.push(api.api().ping_webhook(&webhook.id).await.expect("ping").id);
+    }
+    let ada = server.sign_in("ada@example.com", PASSWORD).await;
+    let newest = ada.get(&format!("/org/webhooks/{}", webhook.id)).await;
+    assert_eq!(newest.status, 200, "{}", newest.text);
+    assert!(newest.text.contains("all events"));
+    let rows = |page: &str| page.matches("<tr id=\"delivery-").count();
+    assert_eq!(rows(&newest.text), 20, "a page of 20, newest first");
+    assert!(newest.text.contains(&format!("delivery-{}", pinged[20])));
+    assert!(!newest.text.contains(&format!("delivery-{}", pinged[0])));
+    let older = newest
+        .text
+        .split("class=\"older\" href=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("an Older link")
+        .replace("&amp;", "&");
+    let page = ada.get(&older).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert_eq!(rows(&page.text), 1);
+    assert!(page.text.contains(&format!("delivery-{}", pinged[0])));
+    assert!(!page.text.contains("class=\"older\""), "the oldest page");
+    assert!(
+        !page.text.contains("hx-trigger"),
+        "an older page stays as it is"
+    );
+    // A cursor that is none is the app's error page, not a 500.
+    let bad = ada
+        .get(&format!("/org/webhooks/{}?cursor=%%%", webhook.id))
+        .await;
+    assert!(bad.status == 400 || bad.status == 404, "{}", bad.status);
+}
