@@ -238,8 +238,8 @@ struct WebhookPage {
     deliveries: Vec<DeliveryView>,
     /// The next page of older deliveries.
     older: Option<String>,
-    /// Whether this is the newest page (the one that refreshes itself while a delivery is
-    /// pending).
+    /// Whether this is the newest page (the one that refreshes itself while a delivery waits
+    /// for its first attempt).
     newest: bool,
     notice: Option<Notice>,
     secret: Option<NewSecret>,
@@ -254,12 +254,17 @@ impl WebhookPage {
         when(rfc3339)
     }
 
-    fn pending(&self) -> bool {
+    /// Whether the list should ask for itself again: a delivery on the newest page waits for
+    /// its first attempt to end (due at once, over within the 10 s timeout; an attempt counts
+    /// once it starts, and ends with a response status or an error). A delivery waiting for a
+    /// retry shows when that is due; a reload shows how it went.
+    fn awaiting_first_attempt(&self) -> bool {
         self.newest
-            && self
-                .deliveries
-                .iter()
-                .any(|d| d.status.as_str() == "pending")
+            && self.deliveries.iter().any(|d| {
+                d.status.as_str() == "pending"
+                    && d.last_response_status.is_none()
+                    && d.last_error.is_none()
+            })
     }
 }
 

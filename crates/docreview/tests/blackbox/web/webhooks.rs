@@ -454,3 +454,65 @@ async fn deliveries_page_back_with_older() {
         .await;
     assert!(bad.status == 400 || bad.status == 404, "{}", bad.status);
 }
+
+#[tokio::test]
+async fn a_failed_attempt_shows_its_status_and_the_retry() {
+    let server = Server::start_with(&[("DOCREVIEW_WEBHOOK_ALLOW_PRIVATE", "true")]);
+    server.create_user_with_password("ada@example.com", "Ada", &["--admin"], PASSWORD);
+    let api = admin_api(&server);
+    let mut receiver = Receiver::start(&[(500, None)]).await;
+    let webhook = api
+        .api()
+        .create_webhook(&docreview_client::api::NewWebhook {
+            url: receiver.url.clone(),
+            events: vec!["comment.created".to_string()],
+            project_code: None,
+            description: None,
+        })
+        .await
+        .expect("create");
+    let ada = server.sign_in("ada@example.com", PASSWORD).await;
+    let page = ada.get(&format!("/org/webhooks/{}", webhook.id)).await;
+    let csrf = csrf_of(&page.text);
+    let pinged = post_form(
+        &ada,
+        &format!("/org/webhooks/{}/ping", webhook.id),
+        format!("csrf={csrf}"),
+    )
+    .await;
+    assert_eq!(pinged.status, 200, "{}", pinged.text);
+    receiver.next().await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let delivery = loop {
+        let list = api
+            .api()
+            .webhook_deliveries(&webhook.id, &PageQuery::default())
+            .await
+            .expect("deliveries")
+            .deliveries;
+        // (An attempt counts once claimed; its answer is recorded after.)
+        if list[0].last_response_status.is_some() {
+            break list[0].clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no attempt recorded");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(delivery.status.as_str(), "pending");
+    assert_eq!(delivery.attempts, 1);
+    let page = ada.get(&format!("/org/webhooks/{}", webhook.id)).await;
+    let row = page
+        .text
+        .split(&format!("<tr id=\"delivery-{}\"", delivery.id))
+        .nth(1)
+        .and_then(|rest| rest.split("</tr>").next())
+        .expect("the delivery's row")
+        .to_string();
+    assert!(row.contains("pending"), "{row}");
+    assert!(row.contains(">500<"), "the receiver's status: {row}");
+    let next = delivery.next_attempt_at.expect("a retry is due");
+    assert!(row.contains(&next), "when the retry is due ({next}): {row}");
+    assert!(
+        !page.text.contains("hx-trigger"),
+        "a delivery waiting for its retry does not keep the page asking"
+    );
+}
