@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::support::webhook_receiver::{Receiver, signed_by};
 use crate::support::{Client, Server};
-use crate::web::harness::{self, Browser, WIDE};
+use crate::web::harness::{self, Browser, NARROW, WIDE};
 use crate::web::review::PASSWORD;
 
 fn admin_api(server: &Server) -> Client {
@@ -207,6 +207,24 @@ async fn an_admin_registers_pings_rotates_disables_and_deletes_a_webhook() {
             .expect("webhook")
             .active
     );
+
+    // On a phone the page holds the same, one column.
+    let phone = Browser::open(&server, NARROW).await;
+    phone.sign_in("ada@example.com", PASSWORD).await;
+    phone.goto(&format!("/org/webhooks/{}", webhook.id)).await;
+    phone.find("#deliveries tr.delivery-succeeded").await;
+    phone.screenshot("webhooks-phone").await;
+    let wider = phone
+        .run(
+            "return [...document.querySelectorAll('main *')] \
+                .filter((e) => !e.closest('thead, .visually-hidden')) \
+                .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1) \
+                .map((e) => e.tagName + '.' + e.className);",
+            vec![],
+        )
+        .await;
+    assert_eq!(wider, json!([]), "nothing wider than the phone");
+    phone.quit().await;
 
     // Delete, after saying so.
     browser.click(".webhook-delete summary").await;
