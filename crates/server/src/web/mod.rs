@@ -27,6 +27,7 @@ mod session;
 mod settings;
 mod threads;
 mod unsubscribe;
+mod webhooks;
 
 use axum::Router;
 use axum::extract::Request;
@@ -46,6 +47,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(account::router())
         .merge(inbox::router())
         .merge(org::router())
+        .merge(webhooks::router())
         .merge(review::router())
         .merge(markdown::router())
         .merge(settings::router())

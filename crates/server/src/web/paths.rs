@@ -38,6 +38,16 @@ paths! {
     organization_member_change() = "/org/members/change";
     organization_invitations() = "/org/invitations";
     organization_invitation_revoke() = "/org/invitations/revoke";
+    /// The organization's webhooks (DESIGN.md §8.3).
+    webhooks() = "/org/webhooks";
+    /// One webhook and its deliveries (`?cursor=` pages back).
+    webhook(webhook_id) = "/org/webhooks/{webhook_id}";
+    webhook_ping(webhook_id) = "/org/webhooks/{webhook_id}/ping";
+    webhook_rotate(webhook_id) = "/org/webhooks/{webhook_id}/rotate-secret";
+    webhook_active(webhook_id) = "/org/webhooks/{webhook_id}/active";
+    webhook_delete(webhook_id) = "/org/webhooks/{webhook_id}/delete";
+    webhook_redeliver(webhook_id, delivery_id) =
+        "/org/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver";
     /// An invitation's page: the link mailed to the person invited (built by core, like
     /// [`unsubscribe`]).
     #[allow(dead_code)]

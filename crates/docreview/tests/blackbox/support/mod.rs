@@ -15,6 +15,7 @@
 //! node on the same database.
 
 pub mod smtp;
+pub mod webhook_receiver;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
