@@ -282,7 +282,18 @@ async fn event_streams_cannot_use_up_the_open_file_limit() {
             streams.len()
         );
         if limit.contains("-S") {
-            assert_eq!(refused, 0, "{limit}: the soft limit was raised");
+            // Raised to the hard limit, where that leaves room for 300 streams.
+            let hard = std::process::Command::new("sh")
+                .args(["-c", "ulimit -Hn"])
+                .output()
+                .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+                .unwrap_or_default();
+            if hard == "unlimited" || hard.parse::<u64>().is_ok_and(|hard| hard >= 1024) {
+                assert_eq!(
+                    refused, 0,
+                    "{limit}: the soft limit was raised (hard: {hard})"
+                );
+            }
         } else {
             assert!(refused > 0, "{limit}: the caps fit under the limit");
             assert!(streams.len() >= 50, "{limit}: {} streams", streams.len());
