@@ -740,3 +740,31 @@ async fn oversized_request_heads_get_the_json_error_body() {
         .expect_error(431, "headers_too_large");
     assert_eq!(anonymous.get("/healthz").await.status, 200);
 }
+
+/// Under `umask 000` the server's data folder is still its owner's alone (0700), and the SQLite
+/// database (password and token hashes, every document) and its write-ahead log are 0600:
+/// SQLite would make them readable by every local user, and the folder writable by them.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_data_folder_is_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    if crate::support::test_database_url().is_some() {
+        return; // PostgreSQL keeps nothing in the data folder.
+    }
+    let parent = tempfile::tempdir().expect("temp dir");
+    let data = parent.path().join("data");
+    let data_text = data.to_str().expect("a UTF-8 path").to_string();
+    let server = Server::start_after_shell("umask 000", &[("DOCREVIEW_DATA_DIR", &data_text)]);
+    let ada = server.user("ada@example.com", "Ada", &[], "docs");
+    ada.upload("Doc", SAMPLE_HTML).await;
+    let mode = |name: &str| {
+        std::fs::metadata(data.join(name))
+            .unwrap_or_else(|error| panic!("{name}: {error}"))
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(""), 0o700, "the data folder");
+    assert_eq!(mode("docreview.db"), 0o600);
+    assert_eq!(mode("docreview.db-wal"), 0o600);
+}
