@@ -39,13 +39,20 @@ impl Drop for Throwaway {
     }
 }
 
-/// A new, empty directory under the system's temporary directory.
+/// A new, empty directory under the system's temporary directory, its owner's alone whatever
+/// the umask (every local user shares the temporary directory).
 pub fn fresh_data_dir() -> anyhow::Result<PathBuf> {
     let mut suffix = [0u8; 6];
     docreview_core::clock::random_bytes(&mut suffix);
     let suffix: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
     let dir = std::env::temp_dir().join(format!("docreview-demo-{suffix}"));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(&dir)
+        .with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)
 }
 

@@ -666,6 +666,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         streams_total: args.max_streams.max(1),
         streams_per_address: args.max_streams_per_address.max(1),
     };
+    let (limits, fitted) = limits.fit_to_open_files();
+    if let Some(fitted) = fitted {
+        tracing::warn!("{fitted}");
+    }
     docreview_server::serve(listener, app, limits, async move {
         stop.await;
         shutdown.cancel();

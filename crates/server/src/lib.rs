@@ -8,6 +8,7 @@ pub mod headers;
 pub mod limits;
 mod listener;
 mod middleware;
+mod open_files;
 mod openapi;
 mod refusals;
 pub mod rendered;

@@ -115,6 +115,21 @@ fn canonical(address: IpAddr) -> IpAddr {
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddress(pub IpAddr);
 
+impl ClientAddress {
+    /// The key failed sign-ins and code exchanges are counted under: an IPv4 address, or the
+    /// /64 network of an IPv6 one. A host is routinely given a whole /64 and may send from any
+    /// address in it, so counting single IPv6 addresses would give it 2^64 fresh counts.
+    pub fn attempt_key(self) -> String {
+        match canonical(self.0) {
+            IpAddr::V4(v4) => v4.to_string(),
+            IpAddr::V6(v6) => {
+                let network = std::net::Ipv6Addr::from(u128::from(v6) & (u128::MAX << 64));
+                format!("{network}/64")
+            }
+        }
+    }
+}
+
 /// The limiters of this node.
 pub struct WriteLimiter {
     limits: RateLimits,
@@ -325,6 +340,17 @@ pub fn per_credential(state: &AppState, method: &Method, actor: &Actor) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attempts_are_keyed_by_ipv4_address_or_ipv6_network() {
+        let key = |text: &str| ClientAddress(text.parse().expect("address")).attempt_key();
+        assert_eq!(key("192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("::ffff:192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("2001:db8:0:7::1"), "2001:db8:0:7::/64");
+        assert_eq!(key("2001:db8:0:7:ffff:1:2:3"), "2001:db8:0:7::/64");
+        assert_ne!(key("2001:db8:0:8::1"), key("2001:db8:0:7::1"));
+        assert_eq!(key("::1"), "::/64");
+    }
 
     fn with_forwarded(value: Option<&str>) -> Request {
         let mut builder = axum::http::Request::get("/");

@@ -369,12 +369,33 @@ fn latency_ms(latency: std::time::Duration) -> f64 {
     f64::from(micros) / 1000.0
 }
 
+/// How a request's method is logged and counted: a method HTTP defines by its name, any other
+/// as `other`. A method is the client's to choose (any token, of any length): written as sent,
+/// a secret pasted there would reach the log, and each made-up one would add metric series.
+fn method_label(method: &Method) -> &'static str {
+    const KNOWN: [Method; 9] = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::OPTIONS,
+        Method::CONNECT,
+        Method::TRACE,
+    ];
+    KNOWN
+        .iter()
+        .find(|known| *known == method)
+        .map_or("other", Method::as_str)
+}
+
 /// The request log, one line a request at info level: method, route template, status,
 /// latency, request id and principal id; and the same as metrics. Never the raw path or the
 /// query string (a client may put a token there, e.g. `?access_token=…`), nor headers.
 pub async fn access_log(request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = request.method().clone();
+    let method = method_label(request.method());
     // The template (`/api/reviews/{review_id}`), so ids in paths neither reach the log nor
     // multiply the metrics' series; a path no route matched is "unmatched".
     let route = request
@@ -410,7 +431,7 @@ pub async fn access_log(request: Request, next: Next) -> Response {
         // Labels cost allocations even when no recorder listens.
         return response;
     }
-    let method = method.as_str().to_string();
+    let method = method.to_string();
     metrics::counter!(
         "docreview_http_requests_total",
         "method" => method.clone(),

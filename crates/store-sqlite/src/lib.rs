@@ -60,9 +60,7 @@ impl std::fmt::Debug for SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     pub fn open(path: &Path) -> StoreResult<Self> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| StoreError::Unavailable(Box::new(e)))?;
-        }
+        create_private(path).map_err(|e| StoreError::Unavailable(Box::new(e)))?;
         let mut connection = readers::open_connection(path, false)?;
         migrations::apply(&mut connection)?;
         Ok(SqliteStore {
@@ -72,6 +70,30 @@ impl SqliteStore {
             writer: Writer::start(connection)?,
             readers: Arc::new(ReaderPool::new(path)),
         })
+    }
+}
+
+/// Makes the folders up to `path` and an empty database file at it, when missing, for their
+/// owner alone whatever the umask: the database holds password and token hashes and every
+/// document, and SQLite would create it readable by all (0644; its `-wal` and `-shm` files take
+/// the database's mode). Folders and files that exist keep theirs.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    let mut folders = std::fs::DirBuilder::new();
+    folders.recursive(true);
+    let mut file = std::fs::OpenOptions::new();
+    file.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        folders.mode(0o700);
+        file.mode(0o600);
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        folders.create(parent)?;
+    }
+    match file.open(path) {
+        Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => Err(error),
+        _ => Ok(()),
     }
 }
 

@@ -766,6 +766,59 @@ async fn failed_sign_ins_across_accounts_from_one_address_are_limited() {
     assert!(limited.headers().get("retry-after").is_some());
 }
 
+/// An IPv6 host is given a whole /64 and may take any address in it: failed sign-ins from one
+/// /64 count together, so trying the next address does not start a new count. Another /64, and
+/// another member in the same one, sign in as usual.
+#[tokio::test]
+async fn failed_sign_ins_from_one_ipv6_network_count_together() {
+    let server = Server::start_with(&[("DOCREVIEW_TRUSTED_PROXIES", "127.0.0.1")]);
+    server.create_user_with_password("ada@example.com", "Ada", &[], PASSWORD);
+    server.create_user_with_password("bob@example.com", "Bob", &[], PASSWORD);
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let attempt = |from: String, email: &'static str, password: &'static str| {
+        raw.post(format!("{}/login", server.base))
+            .header("origin", &server.base)
+            .header("x-forwarded-for", from)
+            .form(&[("email", email), ("password", password)])
+            .send()
+    };
+    for n in 1..=10 {
+        let wrong = attempt(format!("2001:db8:0:7::{n:x}"), "ada@example.com", "wrong")
+            .await
+            .expect("post");
+        assert_eq!(wrong.status().as_u16(), 401, "attempt {n}");
+    }
+    for from in ["2001:db8:0:7::ff", "2001:db8:0:7:ffff:1:2:3"] {
+        let limited = attempt(from.to_string(), "ada@example.com", "wrong")
+            .await
+            .expect("post");
+        assert_eq!(limited.status().as_u16(), 429, "from {from}");
+    }
+    let limited = attempt("2001:db8:0:7::abc".into(), "ada@example.com", PASSWORD)
+        .await
+        .expect("post");
+    assert_eq!(
+        limited.status().as_u16(),
+        429,
+        "the right password waits too"
+    );
+    let bob = attempt("2001:db8:0:7::5".into(), "bob@example.com", PASSWORD)
+        .await
+        .expect("post");
+    assert_eq!(
+        bob.status().as_u16(),
+        303,
+        "another member in the same network"
+    );
+    let elsewhere = attempt("2001:db8:0:8::1".into(), "ada@example.com", PASSWORD)
+        .await
+        .expect("post");
+    assert_eq!(elsewhere.status().as_u16(), 303, "Ada from another network");
+}
+
 /// `PUT /api/me/password`: a signed-in browser changes its person's password with the current
 /// one; every session ends and this browser is signed in again; each refusal changes nothing.
 #[tokio::test]

@@ -232,3 +232,71 @@ async fn event_streams_are_counted_apart_from_connections() {
     }
     assert_eq!(served(address).await, Some(200));
 }
+
+/// Every event stream holds a file descriptor, and a service's soft limit on open files is often
+/// far below the caps (1024 under systemd): the server raises its soft limit to the hard one,
+/// and when even that is too low it fits its caps under it, so that a stream beyond them is
+/// refused with 429 rather than the descriptors running out, and plain requests are still
+/// served. First a soft limit of 256 (the hard one stays high), then both at 256; 300 streams.
+#[tokio::test]
+async fn event_streams_cannot_use_up_the_open_file_limit() {
+    for limit in ["ulimit -Sn 256", "ulimit -n 256"] {
+        let server = Server::start_after_shell(limit, &[]);
+        let ada = server.user("ada@example.com", "Ada", &[], "docs");
+        let token = ada.token().expect("a token").to_string();
+        let review = ada.upload("Plan", SAMPLE_HTML).await;
+        let address = address(&server);
+        let request = format!(
+            "GET /api/reviews/{}/events HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n\r\n",
+            review.review_id
+        );
+        let mut streams = Vec::new();
+        let mut refused = 0;
+        for n in 0..300 {
+            let mut stream = TcpStream::connect(address).await.expect("connect");
+            stream.write_all(request.as_bytes()).await.expect("request");
+            let mut head = vec![0u8; 4096];
+            let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut head))
+                .await
+                .unwrap_or_else(|_| panic!("{limit}: stream {n} was never answered"))
+                .unwrap_or(0);
+            let head = String::from_utf8_lossy(&head[..read]).into_owned();
+            if head.starts_with("HTTP/1.1 200") {
+                streams.push(stream);
+            } else {
+                assert!(
+                    head.starts_with("HTTP/1.1 429"),
+                    "{limit}: stream {n}: {head}"
+                );
+                assert!(
+                    head.contains("event streams"),
+                    "{limit}: stream {n}: {head}"
+                );
+                refused += 1;
+            }
+        }
+        assert_eq!(
+            served(address).await,
+            Some(200),
+            "{limit}: a plain request beside {} streams",
+            streams.len()
+        );
+        if limit.contains("-S") {
+            // Raised to the hard limit, where that leaves room for 300 streams.
+            let hard = std::process::Command::new("sh")
+                .args(["-c", "ulimit -Hn"])
+                .output()
+                .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+                .unwrap_or_default();
+            if hard == "unlimited" || hard.parse::<u64>().is_ok_and(|hard| hard >= 1024) {
+                assert_eq!(
+                    refused, 0,
+                    "{limit}: the soft limit was raised (hard: {hard})"
+                );
+            }
+        } else {
+            assert!(refused > 0, "{limit}: the caps fit under the limit");
+            assert!(streams.len() >= 50, "{limit}: {} streams", streams.len());
+        }
+    }
+}

@@ -277,13 +277,16 @@ async fn an_agent_reviews_a_document_in_one_run() {
     assert_eq!(body["review"]["aiReviewRuns"][0]["summary"], "19 notes.");
 }
 
-/// A line that is not JSON text (invalid UTF-8, a lone surrogate escape, cut-off JSON) is
-/// answered with JSON-RPC's parse error (`-32700`, `id` null), and the server keeps serving:
-/// an `initialize` sent after them is answered as usual.
-#[tokio::test(flavor = "multi_thread")]
-async fn lines_that_are_not_json_get_a_parse_error_and_the_server_goes_on() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let server = Server::start();
+/// `docreview mcp` as a child process driven by raw lines.
+struct RawMcp {
+    _config: tempfile::TempDir,
+    _child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+fn raw_mcp(server: &Server) -> RawMcp {
+    use tokio::io::AsyncBufReadExt;
     server.create_user("ada@example.com", "Ada", &[]);
     let token = server.issue_token("ada@example.com", "comments");
     let config = tempfile::tempdir().expect("config dir");
@@ -298,43 +301,120 @@ async fn lines_that_are_not_json_get_a_parse_error_and_the_server_goes_on() {
         .kill_on_drop(true)
         .spawn()
         .expect("spawn docreview mcp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    RawMcp {
+        stdin: child.stdin.take().expect("stdin"),
+        stdout: tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines(),
+        _config: config,
+        _child: child,
+    }
+}
+
+/// An `initialize` request with id 1, as a line.
+fn initialize_line() -> String {
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": "2025-06-18", "capabilities": {},
                     "clientInfo": { "name": "raw", "version": "1" } }
     });
-    stdin
-        .write_all(b"\xff\xfe not UTF-8\n{\"jsonrpc\":\"2.0\",\"id\":\"\\ud800\"}\n{\"jsonrpc\":\n")
-        .await
-        .expect("write");
-    stdin
-        .write_all(format!("{initialize}\n").as_bytes())
-        .await
-        .expect("write");
-    stdin.flush().await.expect("flush");
+    format!("{initialize}\n")
+}
 
-    let mut parse_errors = 0;
+/// Every answer `docreview mcp` sends until it has answered `initialize` and `errors` more
+/// lines with an error: the errors' codes and ids, in order.
+async fn errors_then_initialized(
+    stdout: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    errors: usize,
+) -> Vec<(i64, Value)> {
+    let mut seen = Vec::new();
     let mut initialized = false;
-    while parse_errors < 3 || !initialized {
+    while seen.len() < errors || !initialized {
         let line = tokio::time::timeout(std::time::Duration::from_secs(20), stdout.next_line())
             .await
             .expect("an answer within 20 s")
             .expect("read")
             .expect("a line before the end");
         let answer: Value = serde_json::from_str(&line).expect("every answer is JSON");
-        if answer["error"]["code"] == -32700 {
-            assert!(answer["id"].is_null(), "{answer}");
-            assert_eq!(answer["jsonrpc"], "2.0");
-            parse_errors += 1;
+        assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+        if let Some(code) = answer["error"]["code"].as_i64() {
+            assert!(
+                answer.get("id").is_some(),
+                "an error answer has an id: {answer}"
+            );
+            seen.push((code, answer["id"].clone()));
         } else {
             assert_eq!(answer["id"], 1, "{answer}");
             assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
             initialized = true;
         }
     }
-    assert_eq!(parse_errors, 3);
+    seen
+}
+
+/// A line that is not JSON text (invalid UTF-8, a lone surrogate escape, cut-off JSON) is
+/// answered with JSON-RPC's parse error (`-32700`, `id` null), and the server keeps serving:
+/// an `initialize` sent after them is answered as usual.
+#[tokio::test(flavor = "multi_thread")]
+async fn lines_that_are_not_json_get_a_parse_error_and_the_server_goes_on() {
+    use tokio::io::AsyncWriteExt;
+    let server = Server::start();
+    let mut mcp = raw_mcp(&server);
+    mcp.stdin
+        .write_all(b"\xff\xfe not UTF-8\n{\"jsonrpc\":\"2.0\",\"id\":\"\\ud800\"}\n{\"jsonrpc\":\n")
+        .await
+        .expect("write");
+    mcp.stdin
+        .write_all(initialize_line().as_bytes())
+        .await
+        .expect("write");
+    mcp.stdin.flush().await.expect("flush");
+    let errors = errors_then_initialized(&mut mcp.stdout, 3).await;
+    assert_eq!(errors, vec![(-32700, Value::Null); 3]);
+}
+
+/// JSON that is not a message the server reads (params of the wrong type, another JSON-RPC
+/// version, no method) is answered with JSON-RPC's invalid request (`-32600`) carrying the
+/// request's own id, so the client waiting for that id hears back; `null` when it has none (a
+/// bad notification of MCP's own too).
+#[tokio::test(flavor = "multi_thread")]
+async fn requests_that_cannot_be_read_are_answered_with_their_id() {
+    use tokio::io::AsyncWriteExt;
+    let server = Server::start();
+    let mut mcp = raw_mcp(&server);
+    mcp.stdin
+        .write_all(initialize_line().as_bytes())
+        .await
+        .expect("write");
+    mcp.stdin
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":7}"#,
+                "\n",
+                r#"{"jsonrpc":"1.0","id":"four","method":"ping"}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","id":6}"#,
+                "\n",
+                r#"{"foo":1}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":7}"#,
+                "\n",
+            )
+            .as_bytes(),
+        )
+        .await
+        .expect("write");
+    mcp.stdin.flush().await.expect("flush");
+    let mut errors = errors_then_initialized(&mut mcp.stdout, 5).await;
+    errors.sort_by_key(|(code, id)| (*code, id.to_string()));
+    assert_eq!(
+        errors,
+        vec![
+            (-32600, json!("four")),
+            (-32600, json!(5)),
+            (-32600, json!(6)),
+            (-32600, Value::Null),
+            (-32600, Value::Null),
+        ]
+    );
 }
 
 /// The batch answer's pages (the first answer, then `results`): failed and written items.

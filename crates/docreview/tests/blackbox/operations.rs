@@ -91,6 +91,51 @@ fn sample(metrics: &str, series: &str) -> Option<f64> {
 // The request log
 // ---------------------------------------------------------------------------------------------
 
+/// A request's method is the client's to choose (any token, of any length): a method HTTP does
+/// not define is logged and counted as `other`, so nothing a client writes there reaches the
+/// log, and the metrics do not grow a series for each made-up method.
+#[tokio::test]
+async fn made_up_methods_are_logged_and_counted_as_other() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = Server::start_full(
+        Storage::fresh(),
+        &[
+            ("RUST_LOG", "info"),
+            ("DOCREVIEW_METRICS_ADDR", "127.0.0.1:0"),
+        ],
+        &[],
+        true,
+    );
+    let address = server.base.trim_start_matches("http://").to_string();
+    for n in 0..3 {
+        let mut stream = tokio::net::TcpStream::connect(&address)
+            .await
+            .expect("connect");
+        let request = format!(
+            "DRP_PASTEDSECRET{n} /api/me HTTP/1.1\r\nhost: x\r\nx-request-id: made-up-{n}\r\n\
+             connection: close\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).await.expect("request");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.expect("answer");
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 4"), "{answer}");
+    }
+    let log = wait_for_log(&server, |log| log.contains("made-up-2")).await;
+    let line = log
+        .lines()
+        .find(|line| line.contains("made-up-2") && line.contains("status="))
+        .unwrap_or_else(|| panic!("no request line for made-up-2 in:\n{log}"));
+    assert!(line.contains("method=other"), "{line}");
+    assert!(
+        !log.contains("PASTEDSECRET"),
+        "a made-up method reached the log:\n{log}"
+    );
+    let metrics = scrape(&metrics_url(&server)).await;
+    assert!(!metrics.contains("PASTEDSECRET"), "{metrics}");
+    assert!(metrics.contains(r#"method="other""#), "{metrics}");
+}
+
 /// One info line a request, by default: method, route template, status, latency, request id
 /// and principal; never the raw path's query string or the token in it.
 #[tokio::test]
@@ -695,4 +740,32 @@ async fn oversized_request_heads_get_the_json_error_body() {
         .await
         .expect_error(431, "headers_too_large");
     assert_eq!(anonymous.get("/healthz").await.status, 200);
+}
+
+/// Under `umask 000` the server's data folder is still its owner's alone (0700), and the SQLite
+/// database (password and token hashes, every document) and its write-ahead log are 0600:
+/// SQLite would make them readable by every local user, and the folder writable by them.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_data_folder_is_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    if crate::support::test_database_url().is_some() {
+        return; // PostgreSQL keeps nothing in the data folder.
+    }
+    let parent = tempfile::tempdir().expect("temp dir");
+    let data = parent.path().join("data");
+    let data_text = data.to_str().expect("a UTF-8 path").to_string();
+    let server = Server::start_after_shell("umask 000", &[("DOCREVIEW_DATA_DIR", &data_text)]);
+    let ada = server.user("ada@example.com", "Ada", &[], "docs");
+    ada.upload("Doc", SAMPLE_HTML).await;
+    let mode = |name: &str| {
+        std::fs::metadata(data.join(name))
+            .unwrap_or_else(|error| panic!("{name}: {error}"))
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(""), 0o700, "the data folder");
+    assert_eq!(mode("docreview.db"), 0o600);
+    assert_eq!(mode("docreview.db-wal"), 0o600);
 }

@@ -71,7 +71,8 @@ async fn create_comment_reply_resolve_and_version() {
     assert_eq!(updated.comments_revision, 4);
 }
 
-/// `serve --demo` keeps its throwaway database in a temporary directory and removes it when
+/// `serve --demo` keeps its throwaway database in a temporary directory (its owner's alone, even
+/// under `umask 000`: a temporary directory is shared by every local user) and removes it when
 /// it stops.
 #[test]
 fn the_demo_removes_its_data_when_it_stops() {
@@ -91,7 +92,10 @@ fn the_demo_removes_its_data_when_it_stops() {
             })
             .count()
     };
-    let mut child = Command::new(support::binary())
+    // Under umask 000, set by a shell that then becomes the server.
+    let mut child = Command::new("sh")
+        .args(["-c", "umask 000 && exec \"$0\" \"$@\""])
+        .arg(support::binary())
         .env_remove("DOCREVIEW_DATA_DIR")
         .env_remove("DATABASE_URL")
         .env("TMPDIR", temp.path())
@@ -112,6 +116,20 @@ fn the_demo_removes_its_data_when_it_stops() {
         1,
         "the demo's data is in the temporary directory"
     );
+    #[cfg(unix)]
+    let modes: Vec<u32> = std::fs::read_dir(temp.path())
+        .expect("read temp dir")
+        .map(|entry| {
+            use std::os::unix::fs::PermissionsExt;
+            entry
+                .expect("entry")
+                .metadata()
+                .expect("mode")
+                .permissions()
+                .mode()
+                & 0o777
+        })
+        .collect();
     let stopped = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -119,5 +137,7 @@ fn the_demo_removes_its_data_when_it_stops() {
     assert!(stopped.success());
     let status = child.wait().expect("wait");
     assert!(status.success(), "{status}");
+    #[cfg(unix)]
+    assert_eq!(modes, [0o700], "the demo's folder is its owner's alone");
     assert_eq!(demo_dirs(), 0, "the demo's data is removed");
 }

@@ -49,7 +49,7 @@ async fn change_password(
             &actor,
             change.current_password.expose(),
             change.new_password.expose(),
-            &address.map_or_else(|| "unknown".to_string(), |a| a.0.0.to_string()),
+            &address.map_or_else(|| "unknown".to_string(), |a| a.0.attempt_key()),
         )
         .await?;
     let max_age = (signed_in.expires_at - state.service.now()) / 1000;

@@ -52,14 +52,18 @@ async fn exchange(State(state): State<AppState>, request: Request) -> Result<Res
     Ok(Json(token).into_response())
 }
 
-/// The client's IP address, the key failed attempts are counted under: the one
-/// `limits::per_address` found (behind a trusted proxy, the forwarded one), else the peer's.
+/// The key failed attempts are counted under (`ClientAddress::attempt_key`: IPv6 by /64) of the
+/// client's address: the one `limits::per_address` found (behind a trusted proxy, the forwarded
+/// one), else the peer's.
 pub fn client_address(request: &Request) -> String {
-    if let Some(crate::limits::ClientAddress(address)) = request.extensions().get() {
-        return address.to_string();
+    if let Some(address) = request.extensions().get::<crate::limits::ClientAddress>() {
+        return address.attempt_key();
     }
     request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map_or_else(|| "unknown".to_string(), |info| info.0.ip().to_string())
+        .map_or_else(
+            || "unknown".to_string(),
+            |info| crate::limits::ClientAddress(info.0.ip()).attempt_key(),
+        )
 }

@@ -221,6 +221,8 @@ pub struct Server {
     extra_env: Vec<(String, String)>,
     /// Extra arguments of `serve`.
     extra_args: Vec<String>,
+    /// A shell command run before the server (`ulimit -n 256`), which then becomes the server.
+    shell_first: Option<String>,
     /// What the server printed on standard output before it said it listens.
     pub startup: Vec<String>,
     /// When set, the server's standard error (its log) is collected here instead of shown.
@@ -267,8 +269,29 @@ impl Server {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             extra_args: args.iter().map(std::string::ToString::to_string).collect(),
+            shell_first: None,
             startup: Vec::new(),
             log: capture_log.then(Default::default),
+        };
+        server.spawn();
+        server
+    }
+
+    /// Starts after a shell ran `first` (e.g. `ulimit -n 256`: limits the server inherits).
+    pub fn start_after_shell(first: &str, env: &[(&str, &str)]) -> Server {
+        docreview_client::tls::install_default_provider();
+        let mut server = Server {
+            child: None,
+            base: String::new(),
+            storage: Storage::fresh(),
+            extra_env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            extra_args: Vec::new(),
+            shell_first: Some(first.to_string()),
+            startup: Vec::new(),
+            log: None,
         };
         server.spawn();
         server
@@ -291,6 +314,7 @@ impl Server {
             storage: Arc::clone(&self.storage),
             extra_env: self.extra_env.clone(),
             extra_args: self.extra_args.clone(),
+            shell_first: self.shell_first.clone(),
             startup: Vec::new(),
             log: None,
         };
@@ -312,8 +336,22 @@ impl Server {
 
     /// Starts the process and waits for its "listening on" line (printed after binding).
     fn spawn(&mut self) {
-        let mut child = self
-            .command()
+        let mut command = self.command();
+        if let Some(first) = &self.shell_first {
+            let server = command;
+            command = Command::new("sh");
+            command
+                .arg("-c")
+                .arg(format!("{first} && exec \"$0\" \"$@\""))
+                .arg(server.get_program());
+            for (key, value) in server.get_envs() {
+                match value {
+                    Some(value) => command.env(key, value),
+                    None => command.env_remove(key),
+                };
+            }
+        }
+        let mut child = command
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(&self.extra_args)
             .stdin(Stdio::null())
