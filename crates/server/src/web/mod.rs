@@ -27,6 +27,7 @@ mod session;
 mod settings;
 mod threads;
 mod unsubscribe;
+mod workflow;
 
 use axum::Router;
 use axum::extract::Request;
@@ -49,6 +50,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(review::router())
         .merge(markdown::router())
         .merge(settings::router())
+        .merge(workflow::router())
         .merge(api_docs::router())
         .merge(unsubscribe::router())
         .merge(invitations::router())

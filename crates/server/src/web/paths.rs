@@ -87,6 +87,15 @@ paths! {
     reply_cancel(review_id, comment_id, message_id) =
         "/reviews/{review_id}/comments/{comment_id}/replies/{message_id}/cancel";
 
+    /// The review bar (outcome, reviewers, decisions, finalizing) alone; its writes below
+    /// answer with it. (The page renders it in place, so nothing links here yet.)
+    #[allow(dead_code)]
+    review_bar(review_id) = "/reviews/{review_id}/workflow";
+    review_decisions(review_id) = "/reviews/{review_id}/workflow/decisions";
+    review_reviewers(review_id) = "/reviews/{review_id}/workflow/reviewers";
+    review_finalize(review_id) = "/reviews/{review_id}/workflow/finalize";
+    review_reopen(review_id) = "/reviews/{review_id}/workflow/reopen";
+
     settings(review_id) = "/reviews/{review_id}/settings";
     settings_title(review_id) = "/reviews/{review_id}/settings/title";
     settings_tags(review_id) = "/reviews/{review_id}/settings/tags";

@@ -25,3 +25,4 @@ mod screen;
 mod settings;
 mod share;
 mod updates;
+mod workflow;

@@ -1,0 +1,195 @@
+//! The review bar (DESIGN.md §8.4) in the browser: a decision with a note changes the outcome;
+//! an editor asks someone to review (and a person who cannot be asked is refused in the bar);
+//! finalizing is refused while a comment is open (said in the bar, with how many), allowed once
+//! it is resolved, and then the screen reads as finalized (a banner, no composer, no "Comment"
+//! buttons) until it is reopened. What the page shows, checked against what the API reads back.
+
+use serde_json::{Value, json};
+
+use crate::support::Client;
+use crate::web::harness::{self, Browser, WIDE};
+use crate::web::review::{DOC, PASSWORD, setup};
+
+async fn screen_ready(browser: &Browser, review_id: &str) {
+    browser.goto(&format!("/reviews/{review_id}")).await;
+    browser
+        .wait_for(
+            "document.getElementById('review').classList.contains('frame-ready')",
+            "the screen",
+        )
+        .await;
+}
+
+async fn workflow(api: &Client, review_id: &str) -> Value {
+    api.get(&format!("/api/reviews/{review_id}"))
+        .await
+        .expect(200)["review"]["workflow"]
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_with_a_note_and_a_reviewer_requested_show_in_the_bar() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    server.create_user("bob@example.com", "Bob Byte", &[]);
+    let id = api.upload("Launch plan", DOC).await.review_id;
+
+    let browser = Browser::open(&server, WIDE).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    screen_ready(&browser, &id).await;
+    assert_eq!(browser.text("#review-outcome").await, "Pending");
+
+    // A decision with a note: the outcome follows, and the API reads the note back.
+    browser.click("#decide-menu summary").await;
+    browser
+        .click("#decide-form input[value=changes_requested]")
+        .await;
+    browser
+        .type_into("#decide-note", "The runbook is missing.")
+        .await;
+    browser.click("#decide-form button[type=submit]").await;
+    browser
+        .wait_for(
+            "document.getElementById('review-outcome').textContent === 'Changes requested'",
+            "the outcome after the decision",
+        )
+        .await;
+    assert_eq!(
+        browser.text("#decide-menu summary").await,
+        "Your decision: Changes requested"
+    );
+    let now = workflow(&api, &id).await;
+    assert_eq!(now["outcome"], "changes_requested");
+    assert_eq!(now["decisions"][0]["decision"], "changes_requested");
+    assert_eq!(now["decisions"][0]["body"], "The runbook is missing.");
+
+    // Asking someone who is not a member is refused in the bar, the form still there.
+    browser.click("#request-menu summary").await;
+    browser
+        .type_into("#request-email", "nobody@example.com")
+        .await;
+    browser.click("#request-form button[type=submit]").await;
+    let refusal = browser
+        .wait_for(
+            "document.getElementById('request-refusal')?.textContent",
+            "the refusal",
+        )
+        .await;
+    assert!(
+        refusal.as_str().is_some_and(|text| !text.is_empty()),
+        "{refusal}"
+    );
+    assert_eq!(workflow(&api, &id).await["reviewers"], json!([]));
+
+    // Asking Bob, due on a day: his row shows it, and the API has him.
+    browser
+        .run(
+            "const email = document.getElementById('request-email'); email.value = 'bob@example.com'; \
+             document.getElementById('request-due').value = '2026-12-01';",
+            vec![],
+        )
+        .await;
+    browser.click("#request-form button[type=submit]").await;
+    browser
+        .wait_for(
+            "document.querySelector('#review-reviewers .reviewer')?.textContent.includes('Bob Byte')",
+            "Bob's row",
+        )
+        .await;
+    let row = browser.text("#review-reviewers .reviewer").await;
+    assert!(row.contains("due 2026-12-01"), "{row}");
+    assert!(row.contains("no decision yet"), "{row}");
+    assert!(browser.find_all("#request-refusal").await.is_empty());
+    let now = workflow(&api, &id).await;
+    assert_eq!(now["reviewers"][0]["user"]["displayName"], "Bob Byte");
+    assert_eq!(now["reviewers"][0]["dueAt"], "2026-12-01T23:59:59.999Z");
+    // With a reviewer who has not decided, Ada's request for changes still decides the outcome.
+    assert_eq!(browser.text("#review-outcome").await, "Changes requested");
+    browser.check_accessibility("review bar").await;
+    browser.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn finalizing_is_refused_with_open_comments_then_the_screen_reads_finalized_until_reopened() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    let id = api.upload("Launch plan", DOC).await.review_id;
+    let comment = api
+        .note_on(&id, "ship on Monday", "Which Monday?")
+        .await
+        .comment
+        .id;
+
+    let browser = Browser::open(&server, WIDE).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    screen_ready(&browser, &id).await;
+
+    // Refused while the comment is open: said in the bar, with how many.
+    browser.click("#finalize-review").await;
+    let refusal = browser
+        .wait_for(
+            "document.getElementById('finalize-refusal')?.textContent",
+            "the refusal",
+        )
+        .await;
+    assert_eq!(
+        refusal,
+        json!("1 comment is still open. Resolve it before finalizing.")
+    );
+    assert_eq!(workflow(&api, &id).await["state"], "open");
+
+    // Resolved, it finalizes: the screen reads as finalized.
+    api.post(
+        &format!("/api/reviews/{id}/comments/{comment}/status-events"),
+        &json!({ "status": "closed" }),
+    )
+    .await
+    .expect(201);
+    browser.click("#finalize-review").await;
+    browser
+        .wait_for(
+            "document.getElementById('finalized-banner') !== null \
+             && document.getElementById('review').classList.contains('frame-ready')",
+            "the finalized screen",
+        )
+        .await;
+    assert_eq!(workflow(&api, &id).await["state"], "finalized");
+    assert!(
+        browser
+            .text("#review-finalized")
+            .await
+            .starts_with("Finalized")
+    );
+    assert!(browser.find_all("#comment-document").await.is_empty());
+    assert!(browser.find_all("[data-section-comment]").await.is_empty());
+    assert!(browser.find_all("#finalize-review").await.is_empty());
+    // A selection offers no "Comment" button, and no composer opens.
+    crate::web::review::select_in_frame(&browser, "ship on Monday").await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        browser
+            .run(
+                "return document.getElementById('selection-button').hidden \
+                 && document.querySelector('#composer-slot form') === null",
+                vec![]
+            )
+            .await,
+        json!(true)
+    );
+
+    // Reopened: the banner goes, and comments can be written again.
+    browser.click("#reopen-review").await;
+    browser
+        .wait_for(
+            "document.getElementById('finalized-banner') === null \
+             && document.getElementById('comment-document') !== null",
+            "the reopened screen",
+        )
+        .await;
+    assert_eq!(workflow(&api, &id).await["state"], "open");
+    browser.quit().await;
+}
