@@ -15,7 +15,7 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use axum::routing::{get, post};
-use docreview_api::{CommentView, ReviewView, RunView, VersionView};
+use docreview_api::{CommentView, Emoji, ReviewView, RunView, VersionView};
 use docreview_core::clock::millis_of;
 use docreview_core::model::{AnchorState, Category, CommentStatus, Millis, Section};
 use docreview_core::view::UNDO_WINDOW_MS;
@@ -299,6 +299,47 @@ impl Panel {
             ..ScreenQuery::default()
         }
         .page_url(&self.review_id)
+    }
+
+    /// The reactions one can add (DESIGN.md §8.4), in the picker's order.
+    pub fn emojis(&self) -> &'static [Emoji] {
+        Emoji::ALL
+    }
+
+    /// An emoji as it shows.
+    #[allow(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "the template's loop gives a reference"
+    )]
+    pub fn glyph(&self, emoji: &Emoji) -> &'static str {
+        match emoji {
+            Emoji::PlusOne => "👍",
+            Emoji::MinusOne => "👎",
+            Emoji::Laugh => "😄",
+            Emoji::Confused => "😕",
+            Emoji::Heart => "❤️",
+            Emoji::Hooray => "🎉",
+            Emoji::Rocket => "🚀",
+            Emoji::Eyes => "👀",
+        }
+    }
+
+    /// An emoji's name, for a screen reader and the tooltip.
+    #[allow(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "the template's loop gives a reference"
+    )]
+    pub fn emoji_name(&self, emoji: &Emoji) -> &'static str {
+        match emoji {
+            Emoji::PlusOne => "thumbs up",
+            Emoji::MinusOne => "thumbs down",
+            Emoji::Laugh => "laugh",
+            Emoji::Confused => "confused",
+            Emoji::Heart => "heart",
+            Emoji::Hooray => "hooray",
+            Emoji::Rocket => "rocket",
+            Emoji::Eyes => "eyes",
+        }
     }
 
     /// Whether the person looking wrote what `author_id` wrote (they may edit it).

@@ -82,6 +82,10 @@ paths! {
     comment_status(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/status";
     comment_edit(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/edit";
     comment_cancel(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/cancel";
+    comment_reactions(review_id, comment_id) =
+        "/reviews/{review_id}/comments/{comment_id}/reactions";
+    reply_reactions(review_id, comment_id, message_id) =
+        "/reviews/{review_id}/comments/{comment_id}/replies/{message_id}/reactions";
     reply_edit(review_id, comment_id, message_id) =
         "/reviews/{review_id}/comments/{comment_id}/replies/{message_id}/edit";
     reply_cancel(review_id, comment_id, message_id) =

@@ -167,6 +167,17 @@ async fn finalizing_is_refused_with_open_comments_then_the_screen_reads_finalize
     assert!(browser.find_all("#comment-document").await.is_empty());
     assert!(browser.find_all("[data-section-comment]").await.is_empty());
     assert!(browser.find_all("#finalize-review").await.is_empty());
+    // The panel offers no reply or resolve (the core would refuse them with 409).
+    assert_eq!(
+        browser
+            .run(
+                "return [...document.querySelectorAll('#panel .thread-actions')] \
+                 .every((actions) => getComputedStyle(actions).display === 'none')",
+                vec![]
+            )
+            .await,
+        json!(true)
+    );
     // A selection offers no "Comment" button, and no composer opens.
     crate::web::review::select_in_frame(&browser, "ship on Monday").await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
@@ -191,5 +202,130 @@ async fn finalizing_is_refused_with_open_comments_then_the_screen_reads_finalize
         )
         .await;
     assert_eq!(workflow(&api, &id).await["state"], "open");
+    browser.quit().await;
+}
+
+/// The reactions the API reads back for Ada on the comment (`None`) or its first reply.
+async fn reactions_of(api: &Client, review_id: &str, reply: bool) -> Value {
+    let review = api
+        .get(&format!("/api/reviews/{review_id}"))
+        .await
+        .expect(200)["review"]
+        .clone();
+    let comment = &review["comments"][0];
+    if reply {
+        comment["thread"][0]["reactions"].clone()
+    } else {
+        comment["reactions"].clone()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reactions_on_a_comment_and_a_reply_toggle_and_read_back() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    let bob = server.user("bob@example.com", "Bob Byte", &[], "docs,comments");
+    let id = api.upload("Launch plan", DOC).await.review_id;
+    let comment = api
+        .note_on(&id, "ship on Monday", "Which Monday?")
+        .await
+        .comment
+        .id;
+    api.post(
+        &format!("/api/reviews/{id}/comments/{comment}/thread"),
+        &json!({ "body": "The first one." }),
+    )
+    .await
+    .expect(201);
+    bob.put(
+        &format!("/api/reviews/{id}/comments/{comment}/reactions/+1"),
+        &json!({}),
+    )
+    .await
+    .expect(200);
+
+    let browser = Browser::open(&server, WIDE).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    screen_ready(&browser, &id).await;
+    let on_comment = format!("#thread-{comment} > .reactions");
+
+    // Bob's 👍 shows with its count, not pressed for Ada; her press makes it 2.
+    let thumbs = format!("{on_comment} .reaction[data-emoji='+1']");
+    assert_eq!(
+        browser
+            .find(&thumbs)
+            .await
+            .attr("aria-pressed")
+            .await
+            .ok()
+            .flatten(),
+        Some("false".to_string())
+    );
+    browser.click(&thumbs).await;
+    browser
+        .wait_for(
+            &format!(
+                "document.querySelector(\"{thumbs}\")?.getAttribute('aria-pressed') === 'true'"
+            ),
+            "Ada's 👍",
+        )
+        .await;
+    assert_eq!(browser.text(&format!("{thumbs} .count")).await, "2");
+    assert_eq!(
+        reactions_of(&api, &id, false).await,
+        json!([{ "emoji": "+1", "count": 2, "reactedByMe": true }])
+    );
+
+    // Taken back: 1 again, Bob's.
+    browser.click(&thumbs).await;
+    browser
+        .wait_for(
+            &format!(
+                "document.querySelector(\"{thumbs}\")?.getAttribute('aria-pressed') === 'false'"
+            ),
+            "Ada's 👍 taken back",
+        )
+        .await;
+    assert_eq!(
+        reactions_of(&api, &id, false).await,
+        json!([{ "emoji": "+1", "count": 1, "reactedByMe": false }])
+    );
+
+    // On the reply, from the picker: 🎉, then taken back (it goes, nobody else gave it).
+    let on_reply = format!("#thread-{comment} .reply .reactions");
+    browser
+        .click(&format!("{on_reply} .reaction-picker summary"))
+        .await;
+    browser
+        .click(&format!("{on_reply} [data-pick='hooray']"))
+        .await;
+    let hooray = format!("{on_reply} .reaction[data-emoji='hooray']");
+    browser
+        .wait_for(
+            &format!(
+                "document.querySelector(\"{hooray}\")?.getAttribute('aria-pressed') === 'true'"
+            ),
+            "Ada's 🎉 on the reply",
+        )
+        .await;
+    assert_eq!(
+        reactions_of(&api, &id, true).await,
+        json!([{ "emoji": "hooray", "count": 1, "reactedByMe": true }])
+    );
+    browser.click(&hooray).await;
+    browser
+        .wait_for(
+            &format!("document.querySelector(\"{hooray}\") === null"),
+            "the 🎉 gone",
+        )
+        .await;
+    assert_eq!(reactions_of(&api, &id, true).await, json!([]));
+    assert_eq!(
+        reactions_of(&api, &id, false).await,
+        json!([{ "emoji": "+1", "count": 1, "reactedByMe": false }])
+    );
+    browser.check_accessibility("reactions").await;
     browser.quit().await;
 }
