@@ -172,6 +172,16 @@ impl Thread {
             .map_or_else(String::new, |p| p.end.to_string())
     }
 
+    /// The comment's suggestion as a change to show: the text taken out and the text put in
+    /// (a `revise` replaces the passage, an `add` inserts after it, a `delete` takes it out).
+    pub fn suggested(&self) -> Option<(&str, &str)> {
+        let text = self.comment.suggestion.as_ref()?.text.as_str();
+        Some(match self.comment.category {
+            Category::Add => ("", text),
+            _ => (self.quote(), text),
+        })
+    }
+
     pub fn quote(&self) -> &str {
         self.comment
             .anchor
@@ -259,6 +269,9 @@ pub struct Panel {
     pub now: Millis,
     /// Set when only part of the panel is rendered (an update), else the whole panel.
     pub update: Option<Update>,
+    /// The person may apply suggestions here: an editor, on the latest version of a review not
+    /// finalized (the core decides again when they do).
+    pub may_apply: bool,
 }
 
 /// Part of the panel: threads to put in place (new or changed), threads to take away, and
@@ -495,6 +508,13 @@ pub async fn build_panel(
         viewer_id: actor.id().to_string(),
         now: state.service.now(),
         update: None,
+        may_apply: is_latest
+            && review.workflow.state == docreview_api::WorkflowState::Open
+            && docreview_core::access::may(
+                actor,
+                review.role,
+                docreview_core::access::DocumentAction::AddVersion,
+            ),
     })
 }
 

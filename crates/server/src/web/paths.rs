@@ -82,6 +82,7 @@ paths! {
     comment_status(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/status";
     comment_edit(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/edit";
     comment_cancel(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/cancel";
+    comment_apply(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/apply";
     comment_reactions(review_id, comment_id) =
         "/reviews/{review_id}/comments/{comment_id}/reactions";
     reply_reactions(review_id, comment_id, message_id) =

@@ -40,6 +40,7 @@ pub fn router() -> Router<AppState> {
         .route(paths::route::comment_cancel, post(cancel))
         .route(paths::route::reply_edit, post(edit_reply))
         .route(paths::route::reply_cancel, post(cancel_reply))
+        .route(paths::route::comment_apply, post(apply))
         .route(paths::route::comment_reactions, post(react))
         .route(paths::route::reply_reactions, post(react_to_reply))
 }
@@ -504,6 +505,41 @@ async fn reaction(
         .await;
     match outcome {
         Ok(_) => context.answer(&comment_id).await,
+        Err(error) => Err(context.core(error)),
+    }
+}
+
+#[derive(Deserialize)]
+struct ApplyForm {
+    /// The version the panel showed (the latest, or the core refuses with 409).
+    #[serde(default)]
+    base: String,
+}
+
+/// "Apply" on a suggestion: the core makes a new version with it (and closes the thread); the
+/// screen goes to that version. A refusal (not an editor, the passage changed, a newer
+/// version) comes back as the app's notice.
+async fn apply(
+    context: Context,
+    Path((_, comment_id)): Path<(String, String)>,
+    CsrfForm(form): CsrfForm<ApplyForm>,
+) -> Result<Response, WebError> {
+    let input = docreview_api::ApplySuggestions {
+        comment_ids: vec![comment_id],
+        base_version_id: form.base,
+        label: None,
+    };
+    match context
+        .state
+        .service
+        .apply_suggestions(&context.signed_in.actor, &context.review_id, input)
+        .await
+    {
+        Ok(applied) => Ok((
+            crate::web::htmx::HxRedirect(paths::review(&applied.review.review_id)),
+            "",
+        )
+            .into_response()),
         Err(error) => Err(context.core(error)),
     }
 }

@@ -329,3 +329,80 @@ async fn reactions_on_a_comment_and_a_reply_toggle_and_read_back() {
     browser.check_accessibility("reactions").await;
     browser.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_applies_a_suggestion_and_the_screen_shows_the_new_version() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    let id = api.upload("Launch plan", DOC).await.review_id;
+    let first_version = crate::web::review::review_of(&api, &id)
+        .await
+        .latest_version_id;
+    let comment = api
+        .post(
+            &format!("/api/reviews/{id}/comments"),
+            &json!({
+                "body": "Tuesday, surely.",
+                "category": "revise",
+                "locator": { "quote": { "exact": "ship on Monday" } },
+                "suggestion": { "text": "ship on Tuesday" },
+            }),
+        )
+        .await
+        .expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+
+    let browser = Browser::open(&server, WIDE).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    screen_ready(&browser, &id).await;
+    let card = format!("#thread-{comment}");
+    assert_eq!(
+        browser.text(&format!("{card} .suggestion del")).await,
+        "ship on Monday"
+    );
+    assert_eq!(
+        browser.text(&format!("{card} .suggestion ins")).await,
+        "ship on Tuesday"
+    );
+    browser.check_accessibility("a suggestion").await;
+
+    browser.click(&format!("{card} [data-action=apply]")).await;
+    browser
+        .wait_for(
+            &format!(
+                "(() => {{ const r = document.getElementById('review'); \
+                 return r.classList.contains('frame-ready') && r.dataset.version === r.dataset.latest \
+                 && r.dataset.version !== '{first_version}'; }})()"
+            ),
+            "the new version on screen",
+        )
+        .await;
+    let review = crate::web::review::review_of(&api, &id).await;
+    assert_eq!(review.source.versions.len(), 2);
+    let shown = browser
+        .run(
+            "return document.getElementById('review').dataset.version",
+            vec![],
+        )
+        .await;
+    assert_eq!(shown, json!(review.latest_version_id));
+    let text = browser
+        .run(
+            "return document.getElementById('doc-frame').contentDocument.body.textContent",
+            vec![],
+        )
+        .await;
+    assert!(
+        text.as_str().is_some_and(|t| t.contains("ship on Tuesday")),
+        "{text}"
+    );
+    let thread = api.get(&format!("/api/reviews/{id}")).await.expect(200)["review"]["comments"][0]
+        ["status"]
+        .clone();
+    assert_eq!(thread, "closed");
+    browser.quit().await;
+}
