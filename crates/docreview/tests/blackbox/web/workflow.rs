@@ -406,3 +406,125 @@ async fn an_editor_applies_a_suggestion_and_the_screen_shows_the_new_version() {
     assert_eq!(thread, "closed");
     browser.quit().await;
 }
+
+/// Posts a form from the page as htmx would (the session's CSRF token in the header); returns
+/// the status.
+async fn post_from_page(browser: &Browser, path: &str, body: &str) -> Value {
+    browser
+        .run(
+            "return fetch(arguments[0], { method: 'POST', headers: { \
+               'HX-Request': 'true', 'Content-Type': 'application/x-www-form-urlencoded', \
+               'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content }, \
+               body: arguments[1] }).then((r) => r.status);",
+            vec![json!(path), json!(body)],
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reader_decides_but_is_offered_no_editor_action_and_bad_forms_are_refused() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    server.create_user_with_password("bob@example.com", "Bob Byte", &[], PASSWORD);
+    let id = api.upload("Launch plan", DOC).await.review_id;
+    let comment = api
+        .post(
+            &format!("/api/reviews/{id}/comments"),
+            &json!({
+                "body": "Tuesday, surely.",
+                "category": "revise",
+                "locator": { "quote": { "exact": "ship on Monday" } },
+                "suggestion": { "text": "ship on Tuesday" },
+            }),
+        )
+        .await
+        .expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+
+    let browser = Browser::open(&server, WIDE).await;
+    browser.sign_in("bob@example.com", PASSWORD).await;
+    screen_ready(&browser, &id).await;
+    // A reader: the suggestion shows, but no Apply, no Request, no Finalize.
+    assert_eq!(
+        browser
+            .text(&format!("#thread-{comment} .suggestion ins"))
+            .await,
+        "ship on Tuesday"
+    );
+    for editor_only in ["[data-action=apply]", "#request-menu", "#finalize-review"] {
+        assert!(
+            browser.find_all(editor_only).await.is_empty(),
+            "{editor_only} is offered to a reader"
+        );
+    }
+
+    // Sending no decision is refused in the bar; then an approval counts.
+    browser.click("#decide-menu summary").await;
+    browser.click("#decide-form button[type=submit]").await;
+    let refusal = browser
+        .wait_for(
+            "document.getElementById('decide-refusal')?.textContent",
+            "the refusal",
+        )
+        .await;
+    assert!(
+        refusal.as_str().is_some_and(|t| t.contains("decision")),
+        "{refusal}"
+    );
+    browser.click("#decide-form input[value=approved]").await;
+    browser.click("#decide-form button[type=submit]").await;
+    browser
+        .wait_for(
+            "document.getElementById('review-outcome').textContent === 'Approved'",
+            "the approval",
+        )
+        .await;
+    assert_eq!(workflow(&api, &id).await["outcome"], "approved");
+
+    // Forms no page sends are refused, never a 5xx: a reaction that is no emoji, or says
+    // neither on nor off; finalizing as a reader; applying as a reader.
+    let reactions = format!("/reviews/{id}/comments/{comment}/reactions");
+    assert_eq!(
+        post_from_page(&browser, &reactions, "react=unicorn+on").await,
+        json!(400)
+    );
+    assert_eq!(
+        post_from_page(&browser, &reactions, "react=heart").await,
+        json!(400)
+    );
+    assert_eq!(
+        post_from_page(
+            &browser,
+            &format!("/reviews/{id}/comments/cm_nothing/reactions"),
+            "react=heart+on"
+        )
+        .await,
+        json!(404)
+    );
+    // The reader's finalize is answered in the bar (200), and nothing changed.
+    assert_eq!(
+        post_from_page(&browser, &format!("/reviews/{id}/workflow/finalize"), "").await,
+        json!(200)
+    );
+    assert_eq!(workflow(&api, &id).await["state"], "open");
+    let status = post_from_page(
+        &browser,
+        &format!("/reviews/{id}/comments/{comment}/apply"),
+        "base=ver_nothing",
+    )
+    .await;
+    assert_eq!(status, json!(403));
+    assert_eq!(
+        crate::web::review::review_of(&api, &id)
+            .await
+            .source
+            .versions
+            .len(),
+        1
+    );
+    browser.quit().await;
+}
