@@ -192,6 +192,34 @@ async fn finalizing_is_refused_with_open_comments_then_the_screen_reads_finalize
         json!(true)
     );
 
+    // The keyboard's reply (r) on the current thread says why instead of opening a form.
+    browser.goto(&format!("/reviews/{id}?status=all")).await;
+    browser
+        .wait_for(
+            "document.getElementById('review').classList.contains('frame-ready') \
+             && document.querySelector('#panel .thread') !== null",
+            "the resolved thread shown",
+        )
+        .await;
+    browser
+        .run(
+            "for (const key of ['j', 'r']) document.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));",
+            vec![],
+        )
+        .await;
+    browser
+        .wait_for(
+            "[...document.querySelectorAll('#toasts .toast')].some((t) => t.textContent.includes('finalized'))",
+            "the finalized notice",
+        )
+        .await;
+    assert!(
+        browser
+            .find_all("#panel .reply-form:not([hidden])")
+            .await
+            .is_empty()
+    );
+
     // Reopened: the banner goes, and comments can be written again.
     browser.click("#reopen-review").await;
     browser
