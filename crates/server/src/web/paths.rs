@@ -92,9 +92,8 @@ paths! {
     reply_cancel(review_id, comment_id, message_id) =
         "/reviews/{review_id}/comments/{comment_id}/replies/{message_id}/cancel";
 
-    /// The review bar (outcome, reviewers, decisions, finalizing) alone; its writes below
-    /// answer with it. (The page renders it in place, so nothing links here yet.)
-    #[allow(dead_code)]
+    /// The review bar (outcome, reviewers, decisions, finalizing) alone, asked for when the
+    /// events stream says the review changed; its writes below answer with it.
     review_bar(review_id) = "/reviews/{review_id}/workflow";
     review_decisions(review_id) = "/reviews/{review_id}/workflow/decisions";
     review_reviewers(review_id) = "/reviews/{review_id}/workflow/reviewers";

@@ -556,3 +556,55 @@ async fn a_reader_decides_but_is_offered_no_editor_action_and_bad_forms_are_refu
     );
     browser.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_and_a_reaction_made_elsewhere_arrive_live() {
+    if !harness::available() {
+        return;
+    }
+    let (server, api) = setup().await;
+    let bob = server.user("bob@example.com", "Bob Byte", &[], "docs,comments");
+    let id = api.upload("Launch plan", DOC).await.review_id;
+    let comment = api
+        .note_on(&id, "ship on Monday", "Which Monday?")
+        .await
+        .comment
+        .id;
+
+    let browser = Browser::open(&server, WIDE).await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    screen_ready(&browser, &id).await;
+    assert_eq!(browser.text("#review-outcome").await, "Pending");
+
+    bob.post(
+        &format!("/api/reviews/{id}/decisions"),
+        &json!({ "decision": "approved_with_changes", "body": "Two fixes." }),
+    )
+    .await
+    .expect(201);
+    browser
+        .wait_for(
+            "document.getElementById('review-outcome').textContent === 'Approved with changes' \
+             && document.getElementById('review-reviewers').textContent.includes('Bob Byte')",
+            "Bob's decision, live",
+        )
+        .await;
+
+    bob.put(
+        &format!("/api/reviews/{id}/comments/{comment}/reactions/heart"),
+        &json!({}),
+    )
+    .await
+    .expect(200);
+    let heart = format!("#thread-{comment} > .reactions .reaction[data-emoji='heart']");
+    browser
+        .wait_for(
+            &format!(
+                "document.querySelector(\"{heart}\")?.getAttribute('aria-pressed') === 'false'"
+            ),
+            "Bob's heart, live",
+        )
+        .await;
+    assert_eq!(browser.text(&format!("{heart} .count")).await, "1");
+    browser.quit().await;
+}
