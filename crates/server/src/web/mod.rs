@@ -28,6 +28,7 @@ mod settings;
 mod threads;
 mod unsubscribe;
 mod webhooks;
+mod workflow;
 
 use axum::Router;
 use axum::extract::Request;
@@ -51,6 +52,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(review::router())
         .merge(markdown::router())
         .merge(settings::router())
+        .merge(workflow::router())
         .merge(api_docs::router())
         .merge(unsubscribe::router())
         .merge(invitations::router())

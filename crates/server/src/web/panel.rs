@@ -15,7 +15,7 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use axum::routing::{get, post};
-use docreview_api::{CommentView, ReviewView, RunView, VersionView};
+use docreview_api::{CommentView, Emoji, ReviewView, RunView, VersionView};
 use docreview_core::clock::millis_of;
 use docreview_core::model::{AnchorState, Category, CommentStatus, Millis, Section};
 use docreview_core::view::UNDO_WINDOW_MS;
@@ -172,6 +172,16 @@ impl Thread {
             .map_or_else(String::new, |p| p.end.to_string())
     }
 
+    /// The comment's suggestion as a change to show: the text taken out and the text put in
+    /// (a `revise` replaces the passage, an `add` inserts after it, a `delete` takes it out).
+    pub fn suggested(&self) -> Option<(&str, &str)> {
+        let text = self.comment.suggestion.as_ref()?.text.as_str();
+        Some(match self.comment.category {
+            Category::Add => ("", text),
+            _ => (self.quote(), text),
+        })
+    }
+
     pub fn quote(&self) -> &str {
         self.comment
             .anchor
@@ -259,6 +269,9 @@ pub struct Panel {
     pub now: Millis,
     /// Set when only part of the panel is rendered (an update), else the whole panel.
     pub update: Option<Update>,
+    /// The person may apply suggestions here: an editor, on the latest version of a review not
+    /// finalized (the core decides again when they do).
+    pub may_apply: bool,
 }
 
 /// Part of the panel: threads to put in place (new or changed), threads to take away, and
@@ -299,6 +312,47 @@ impl Panel {
             ..ScreenQuery::default()
         }
         .page_url(&self.review_id)
+    }
+
+    /// The reactions one can add (DESIGN.md §8.4), in the picker's order.
+    pub fn emojis(&self) -> &'static [Emoji] {
+        Emoji::ALL
+    }
+
+    /// An emoji as it shows.
+    #[allow(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "the template's loop gives a reference"
+    )]
+    pub fn glyph(&self, emoji: &Emoji) -> &'static str {
+        match emoji {
+            Emoji::PlusOne => "👍",
+            Emoji::MinusOne => "👎",
+            Emoji::Laugh => "😄",
+            Emoji::Confused => "😕",
+            Emoji::Heart => "❤️",
+            Emoji::Hooray => "🎉",
+            Emoji::Rocket => "🚀",
+            Emoji::Eyes => "👀",
+        }
+    }
+
+    /// An emoji's name, for a screen reader and the tooltip.
+    #[allow(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "the template's loop gives a reference"
+    )]
+    pub fn emoji_name(&self, emoji: &Emoji) -> &'static str {
+        match emoji {
+            Emoji::PlusOne => "thumbs up",
+            Emoji::MinusOne => "thumbs down",
+            Emoji::Laugh => "laugh",
+            Emoji::Confused => "confused",
+            Emoji::Heart => "heart",
+            Emoji::Hooray => "hooray",
+            Emoji::Rocket => "rocket",
+            Emoji::Eyes => "eyes",
+        }
     }
 
     /// Whether the person looking wrote what `author_id` wrote (they may edit it).
@@ -454,6 +508,13 @@ pub async fn build_panel(
         viewer_id: actor.id().to_string(),
         now: state.service.now(),
         update: None,
+        may_apply: is_latest
+            && review.workflow.state == docreview_api::WorkflowState::Open
+            && docreview_core::access::may(
+                actor,
+                review.role,
+                docreview_core::access::DocumentAction::AddVersion,
+            ),
     })
 }
 

@@ -92,10 +92,23 @@ paths! {
     comment_status(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/status";
     comment_edit(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/edit";
     comment_cancel(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/cancel";
+    comment_apply(review_id, comment_id) = "/reviews/{review_id}/comments/{comment_id}/apply";
+    comment_reactions(review_id, comment_id) =
+        "/reviews/{review_id}/comments/{comment_id}/reactions";
+    reply_reactions(review_id, comment_id, message_id) =
+        "/reviews/{review_id}/comments/{comment_id}/replies/{message_id}/reactions";
     reply_edit(review_id, comment_id, message_id) =
         "/reviews/{review_id}/comments/{comment_id}/replies/{message_id}/edit";
     reply_cancel(review_id, comment_id, message_id) =
         "/reviews/{review_id}/comments/{comment_id}/replies/{message_id}/cancel";
+
+    /// The review bar (outcome, reviewers, decisions, finalizing) alone, asked for when the
+    /// events stream says the review changed; its writes below answer with it.
+    review_bar(review_id) = "/reviews/{review_id}/workflow";
+    review_decisions(review_id) = "/reviews/{review_id}/workflow/decisions";
+    review_reviewers(review_id) = "/reviews/{review_id}/workflow/reviewers";
+    review_finalize(review_id) = "/reviews/{review_id}/workflow/finalize";
+    review_reopen(review_id) = "/reviews/{review_id}/workflow/reopen";
 
     settings(review_id) = "/reviews/{review_id}/settings";
     settings_title(review_id) = "/reviews/{review_id}/settings/title";

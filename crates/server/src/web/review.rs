@@ -28,6 +28,7 @@ use crate::web::panel::{self, Panel, ScreenQuery, build_panel, chosen_version};
 use crate::web::paths;
 use crate::web::settings::Offered;
 use crate::web::threads;
+use crate::web::workflow::ReviewBar;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -55,6 +56,12 @@ struct ReviewPage {
     images: ImagesNotice,
     /// What the Settings and Share dialogs offer the caller.
     manage: Offered,
+    /// The review bar (outcome, reviewers, decisions, finalizing).
+    bar: ReviewBar,
+    /// Whether the caller may finalize or reopen (the finalized banner says how to write again).
+    manage_finalize: bool,
+    /// Comments can be written here: the latest version of a review not finalized.
+    writable: bool,
 }
 
 /// The images of the version shown that its readers will not see, said once above the document
@@ -145,7 +152,11 @@ async fn page(
     let previous_label = index
         .checked_sub(1)
         .map(|at| review.source.versions[at].label.clone());
+    let bar = ReviewBar::of(&signed_in.actor, &review);
     let page = ReviewPage {
+        writable: panel.is_latest && !bar.finalized(),
+        manage_finalize: bar.may_finalize(),
+        bar,
         layout: Layout::for_user(&review.title, Nav::Documents, &signed_in)
             .with_body_class("review-screen"),
         manage: Offered::of(&signed_in.actor, review.role),

@@ -40,6 +40,9 @@ pub fn router() -> Router<AppState> {
         .route(paths::route::comment_cancel, post(cancel))
         .route(paths::route::reply_edit, post(edit_reply))
         .route(paths::route::reply_cancel, post(cancel_reply))
+        .route(paths::route::comment_apply, post(apply))
+        .route(paths::route::comment_reactions, post(react))
+        .route(paths::route::reply_reactions, post(react_to_reply))
 }
 
 /// A refused write, offered again: the thread it was for, which form, the text typed, and why.
@@ -445,4 +448,98 @@ async fn cancel_reply(
         .await
         .map_err(|error| context.core(error))?;
     context.answer(&comment_id).await
+}
+
+/// A reaction button: `react` is the emoji's word and whether to add or take it back
+/// (`+1 on`, `heart off`), so pressing twice never toggles twice.
+#[derive(Deserialize)]
+struct ReactionForm {
+    #[serde(default)]
+    react: String,
+}
+
+async fn react(
+    context: Context,
+    Path((_, comment_id)): Path<(String, String)>,
+    CsrfForm(form): CsrfForm<ReactionForm>,
+) -> Result<Response, WebError> {
+    reaction(context, comment_id, None, &form.react).await
+}
+
+async fn react_to_reply(
+    context: Context,
+    Path((_, comment_id, message_id)): Path<(String, String, String)>,
+    CsrfForm(form): CsrfForm<ReactionForm>,
+) -> Result<Response, WebError> {
+    reaction(context, comment_id, Some(message_id), &form.react).await
+}
+
+/// Adds or takes back a reaction (the core checks the emoji and the item), then answers with
+/// the thread as it now stands, like every write of the panel.
+async fn reaction(
+    context: Context,
+    comment_id: String,
+    message_id: Option<String>,
+    react: &str,
+) -> Result<Response, WebError> {
+    let (emoji, on) = match react.rsplit_once(' ') {
+        Some((emoji, "on")) => (emoji, true),
+        Some((emoji, "off")) => (emoji, false),
+        _ => {
+            return Err(context.core(Error::invalid(
+                "a reaction is an emoji's word and on or off",
+            )));
+        }
+    };
+    let outcome = context
+        .state
+        .service
+        .react(
+            &context.signed_in.actor,
+            &context.review_id,
+            &comment_id,
+            message_id.as_deref(),
+            emoji,
+            on,
+        )
+        .await;
+    match outcome {
+        Ok(_) => context.answer(&comment_id).await,
+        Err(error) => Err(context.core(error)),
+    }
+}
+
+#[derive(Deserialize)]
+struct ApplyForm {
+    /// The version the panel showed (the latest, or the core refuses with 409).
+    #[serde(default)]
+    base: String,
+}
+
+/// "Apply" on a suggestion: the core makes a new version with it (and closes the thread); the
+/// screen goes to that version. A refusal (not an editor, the passage changed, a newer
+/// version) comes back as the app's notice.
+async fn apply(
+    context: Context,
+    Path((_, comment_id)): Path<(String, String)>,
+    CsrfForm(form): CsrfForm<ApplyForm>,
+) -> Result<Response, WebError> {
+    let input = docreview_api::ApplySuggestions {
+        comment_ids: vec![comment_id],
+        base_version_id: form.base,
+        label: None,
+    };
+    match context
+        .state
+        .service
+        .apply_suggestions(&context.signed_in.actor, &context.review_id, input)
+        .await
+    {
+        Ok(applied) => Ok((
+            crate::web::htmx::HxRedirect(paths::review(&applied.review.review_id)),
+            "",
+        )
+            .into_response()),
+        Err(error) => Err(context.core(error)),
+    }
 }

@@ -26,3 +26,4 @@ mod settings;
 mod share;
 mod updates;
 mod webhooks;
+mod workflow;

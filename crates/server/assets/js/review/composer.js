@@ -8,7 +8,7 @@
 import { describe, matchQuote } from "./anchoring.js";
 import { clearDraft, loadDraft, saveDraft } from "../drafts.js";
 import { showToast } from "../app.js";
-import { composerSlot, frame, frameDocument, isLatest, narrow, openDrawer, panel, reviewId, root, selectionButton, view } from "./page.js";
+import { composerSlot, frame, frameDocument, isFinalized, isLatest, narrow, openDrawer, panel, reviewId, root, selectionButton, view } from "./page.js";
 import { scrollToFrameRect } from "./threads.js";
 import { switchToVersion, whenFrameReady } from "./frame.js";
 
@@ -26,6 +26,10 @@ let composerTarget = null;
 
 /** @param {Target} target @param {string} [text] */
 export function openComposer(target, text) {
+  if (isFinalized()) {
+    showToast("This review is finalized. Reopen it to comment.");
+    return;
+  }
   if (!isLatest()) {
     showToast("Comments are written on the latest version. Open the latest version to comment.");
     return;

@@ -7,7 +7,7 @@
 
 import { TextMap } from "./text.js";
 import { Highlighter } from "./highlight.js";
-import { composerSlot, frame, frameDocument, isLatest, panel, root, selectionButton, view, viewPath } from "./page.js";
+import { composerSlot, frame, frameDocument, isFinalized, isLatest, panel, root, selectionButton, view, viewPath } from "./page.js";
 import { activate, drawThreads, scheduleLayout, scrollToFrameRect, watchStubs } from "./threads.js";
 import { onKeyDown } from "./keys.js";
 
@@ -121,7 +121,7 @@ function updateSelectionButton() {
   const doc = frameDocument();
   const selection = doc?.getSelection();
   const composing = composerSlot.querySelector("form") !== null;
-  if (!doc || !view.map || composing || !isLatest() || !selection || selection.isCollapsed || selection.rangeCount === 0) {
+  if (!doc || !view.map || composing || !isLatest() || isFinalized() || !selection || selection.isCollapsed || selection.rangeCount === 0) {
     selectionButton.hidden = true;
     return;
   }

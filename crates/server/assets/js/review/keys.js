@@ -5,7 +5,8 @@
  * thread. The frame's document sends its keys here too.
  */
 
-import { closeDrawer, composerSlot, root, view } from "./page.js";
+import { closeDrawer, composerSlot, isFinalized, root, view } from "./page.js";
+import { showToast } from "../app.js";
 import { moveActive, scheduleLayout } from "./threads.js";
 import { openForm, setExpanded } from "./cards.js";
 import { closeComposer, commentOnSelection, openComposer } from "./composer.js";
@@ -52,10 +53,15 @@ export function onKeyDown(event) {
       openComposer({ kind: "document" });
       break;
     case "r":
-      if (active) openForm(active, ".reply-form");
-      break;
     case "e":
-      active?.querySelector('[data-action="resolve"]')?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+      // A finalized review takes no reply or status change until it is reopened.
+      if (active && isFinalized()) {
+        showToast("This review is finalized. Reopen it to write.");
+      } else if (event.key === "r") {
+        if (active) openForm(active, ".reply-form");
+      } else {
+        active?.querySelector('[data-action="resolve"]')?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+      }
       break;
     case "?":
       showShortcuts();

@@ -36,6 +36,15 @@ function followEvents() {
     clearTimeout(timer);
     timer = window.setTimeout(syncUnlessWriting, 20);
   });
+  // Reviewers, decisions, finalizing (or the title, tags, sharing): the review bar again.
+  source.addEventListener("review", () => {
+    clearTimeout(barTimer);
+    barTimer = window.setTimeout(refreshBar, 50);
+  });
+  // A reaction moves no revision: ask for the threads whose stamp changed.
+  source.addEventListener("reactions", () => {
+    if (!writing()) sync();
+  });
   source.addEventListener("version", (event) => {
     const data = JSON.parse(/** @type {MessageEvent} */ (event).data);
     if (data.latestVersionId === root.dataset.latest) return;
@@ -50,6 +59,34 @@ function followEvents() {
     if (banner) banner.hidden = false;
     refresh();
   });
+}
+
+let barTimer = 0;
+
+/**
+ * Puts the review bar as it now stands in place, unless the person is using it (a menu open, a
+ * field focused), and keeps the page's finalized state with it (the composer reads it).
+ */
+function refreshBar() {
+  const bar = document.getElementById("review-bar");
+  const url = bar?.dataset.barUrl;
+  if (!bar || !url || bar.querySelector("details[open]") || bar.contains(document.activeElement)) return;
+  fetch(url, { headers: { "HX-Request": "true" } })
+    .then((response) => (response.ok ? response.text() : null))
+    .then((html) => {
+      const current = document.getElementById("review-bar");
+      if (!html || !current) return;
+      const template = document.createElement("template");
+      template.innerHTML = html;
+      const fresh = template.content.firstElementChild;
+      if (!(fresh instanceof HTMLElement) || fresh.id !== "review-bar") return;
+      current.replaceWith(fresh);
+      // @ts-ignore htmx global
+      window.htmx.process(fresh);
+      if (fresh.classList.contains("finalized")) root.dataset.finalized = "true";
+      else delete root.dataset.finalized;
+    })
+    .catch(() => {});
 }
 
 /** Follows the review's changes while the page is shown. */

@@ -33,6 +33,11 @@ export function isLatest() {
   return root.dataset.version === root.dataset.latest;
 }
 
+/** Whether the review is finalized (no comment can be written until it is reopened). */
+export function isFinalized() {
+  return root.dataset.finalized === "true";
+}
+
 export function frameDocument() {
   try {
     return frame.contentDocument;
