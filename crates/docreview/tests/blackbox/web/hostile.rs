@@ -580,6 +580,13 @@ async fn hostile_content_never_runs_reads_the_cookie_calls_the_api_navigates_or_
         browser.check_accessibility(screen).await;
     }
     // The composer's preview renders hostile Markdown the same way, and nothing runs there.
+    // (The menus opened above close first: the review bar's lie over the comments column.)
+    browser
+        .run(
+            "document.querySelectorAll('details').forEach((d) => d.open = false);",
+            vec![],
+        )
+        .await;
     browser.click("#comment-document").await;
     let typed: String = VECTORS
         .iter()
