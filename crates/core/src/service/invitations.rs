@@ -246,7 +246,9 @@ impl Service {
         self: &std::sync::Arc<Self>,
         request: PasswordResetRequest,
     ) -> Result<()> {
-        let typed = request.email.trim().to_lowercase();
+        // A malformed address is refused (400) whether or not anyone has an account: that
+        // tells nothing about who has one.
+        let typed = normalize_email(&request.email)?;
         let now = self.clock.now();
         self.reset_requests.check(&typed, now)?;
         self.reset_requests.record_failure(&typed, now);

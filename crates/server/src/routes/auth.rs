@@ -29,7 +29,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     request_body = PasswordResetRequest,
     responses(
         (status = 202, description = "Accepted (whatever the email)"),
-        (status = 400, description = "`invalid_request`: not JSON, or no `email`", body = docreview_api::ErrorBody),
+        (status = 400, description = "`invalid_request`: not JSON, no `email`, or not an email address", body = docreview_api::ErrorBody),
         (status = 429, description = "`rate_limited`: more than 5 requests an hour for this email (known or not)", body = docreview_api::ErrorBody),
     ))]
 async fn password_reset(

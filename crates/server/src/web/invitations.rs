@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::web::auth::redirect;
-use crate::web::error::{WebError, message_page};
+use crate::web::error::{WebError, describe, message_page};
 use crate::web::layout::{Layout, Nav};
 use crate::web::paths;
 
@@ -52,6 +52,8 @@ struct ResetPage {
 struct ForgotPage {
     layout: Layout,
     sent: bool,
+    /// Why the address typed was refused (not an email address, too many requests), with it.
+    problem: Option<(String, String)>,
 }
 
 /// The page of a link that cannot be used (unknown, used, revoked or expired).
@@ -215,6 +217,7 @@ async fn forgot_form() -> Response {
     ForgotPage {
         layout: Layout::anonymous("Forgot password", Nav::None),
         sent: false,
+        problem: None,
     }
     .into_response()
 }
@@ -232,6 +235,7 @@ async fn forgot(State(state): State<AppState>, request: Request) -> Response {
     let email = Form::<ForgotForm>::from_request(request, &())
         .await
         .map_or_else(|_| String::new(), |Form(form)| form.email);
+    let typed = email.clone();
     match state
         .service
         .request_password_reset(PasswordResetRequest { email })
@@ -239,8 +243,18 @@ async fn forgot(State(state): State<AppState>, request: Request) -> Response {
         Ok(()) => ForgotPage {
             layout: Layout::anonymous("Forgot password", Nav::None),
             sent: true,
+            problem: None,
         }
         .into_response(),
+        Err(error @ (Error::InvalidRequest(_) | Error::RateLimited { .. })) => {
+            let (status, _, message) = describe(&error);
+            let page = ForgotPage {
+                layout: Layout::anonymous("Forgot password", Nav::None),
+                sent: false,
+                problem: Some((message, typed)),
+            };
+            (status, page).into_response()
+        }
         Err(error) => WebError::core(error, false).into_response(),
     }
 }
