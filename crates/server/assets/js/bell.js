@@ -44,11 +44,21 @@ async function holdStream() {
   holding = false;
 }
 
-if (shown) {
+/** Waits for the stream's lock (or holds the stream at once, without Web Locks). */
+function follow() {
   if (navigator.locks) {
     navigator.locks.request("docreview-unread", holdStream);
     channel.postMessage({ ask: true });
   } else {
     holdStream();
   }
+}
+
+if (shown) {
+  follow();
+  // A page kept in the back/forward cache let go of the stream (or its place in line) when it
+  // was left: it takes it up again when it is shown.
+  window.addEventListener("pageshow", (event) => {
+    if (event.persisted && !holding) follow();
+  });
 }
