@@ -4,12 +4,12 @@
 //! and the fallback that moves a comment to the whole document when its passage left in a new
 //! version. Also what the author then sees: "Sent · Undo", not "Draft".
 
-use docreview_client::api::{CommentView, NewComment, StartRun};
+use docreview_client::api::CommentView;
 use serde_json::json;
 
-use crate::support::{Client, quote};
+use crate::support::Client;
 use crate::web::harness::{self, Browser, NARROW, WIDE};
-use crate::web::review::{DOC, PASSWORD, review_of, select_in_frame, setup};
+use crate::web::review::{DOC, PASSWORD, review_of, run_with_a_draft, select_in_frame, setup};
 
 /// Waits for the screen to show the document with `highlights` highlights drawn.
 pub async fn open_screen(browser: &Browser, review_id: &str, highlights: usize) {
@@ -195,37 +195,11 @@ async fn ones_own_sent_items_offer_undo_and_a_runs_items_are_drafts() {
     let (server, api) = setup().await;
     let review = api.upload("Launch plan", DOC).await;
     let id = review.review_id.clone();
-    let run = api
-        .api()
-        .start_run(
-            &id,
-            &StartRun {
-                kind: None,
-                title: Some("Style pass".into()),
-                version_id: None,
-            },
-        )
-        .await
-        .expect("a run");
-    let drafted = api
-        .api()
-        .add_run_comment(
-            &id,
-            &run.id,
-            &NewComment {
-                body: "Say which review.".into(),
-                category: None,
-                locator: Some(quote("final review")),
-                base_comments_revision: None,
-                suggestion: None,
-            },
-        )
-        .await
-        .expect("a run comment");
+    let (_, drafted) = run_with_a_draft(&api, &id).await;
     let browser = Browser::open(&server, WIDE).await;
     browser.sign_in("ada@example.com", PASSWORD).await;
     open_screen(&browser, &id, 1).await;
-    let run_card = format!("#thread-{}", drafted.comment.id);
+    let run_card = format!("#thread-{drafted}");
     assert!(browser.text(&run_card).await.contains("Draft · run"));
 
     browser.click("#comment-document").await;
@@ -244,7 +218,7 @@ async fn ones_own_sent_items_offer_undo_and_a_runs_items_are_drafts() {
         .click(&format!("{run_card} [data-action=reply]"))
         .await;
     browser
-        .type_into(&format!("#reply-{}", drafted.comment.id), "My reply.")
+        .type_into(&format!("#reply-{drafted}"), "My reply.")
         .await;
     browser
         .click(&format!("{run_card} .reply-form button[type=submit]"))

@@ -4,12 +4,12 @@
 //! menu, and the request id on error pages and notices. What the page shows, checked against
 //! what the API reads back.
 
-use docreview_client::api::{CommentStatus, FinishRun, NewComment, RunStatus, StartRun};
+use docreview_client::api::{CommentStatus, FinishRun, RunStatus};
 use serde_json::json;
 
-use crate::support::{Client, Server, Storage, quote};
+use crate::support::{Client, Server, Storage};
 use crate::web::harness::{self, Browser, WIDE};
-use crate::web::review::{DOC, PASSWORD, review_of, setup};
+use crate::web::review::{DOC, PASSWORD, review_of, run_with_a_draft, setup};
 use crate::web::updates::{recording_browser, violations};
 
 /// Waits until the screen shows the document and its panel.
@@ -481,32 +481,7 @@ async fn the_runs_menu_follows_runs_that_start_and_end_while_the_screen_is_open(
         "no run, no menu"
     );
 
-    let run = api
-        .api()
-        .start_run(
-            &id,
-            &StartRun {
-                kind: None,
-                title: Some("Style pass".into()),
-                version_id: None,
-            },
-        )
-        .await
-        .expect("a run");
-    api.api()
-        .add_run_comment(
-            &id,
-            &run.id,
-            &NewComment {
-                body: "Say which review.".into(),
-                category: None,
-                locator: Some(quote("final review")),
-                base_comments_revision: None,
-                suggestion: None,
-            },
-        )
-        .await
-        .expect("a run comment");
+    let (run, _) = run_with_a_draft(&api, &id).await;
     browser
         .wait_for(
             "!document.getElementById('runs-menu').hidden && document.getElementById('runs-count').textContent === '1' && document.querySelector('#run-list .run-running')",
@@ -555,35 +530,7 @@ async fn a_running_run_is_cancelled_from_the_runs_menu() {
     let (server, api) = setup().await;
     let review = api.upload("Launch plan", DOC).await;
     let id = review.review_id.clone();
-    let run = api
-        .api()
-        .start_run(
-            &id,
-            &StartRun {
-                kind: None,
-                title: Some("Style pass".into()),
-                version_id: None,
-            },
-        )
-        .await
-        .expect("a run");
-    let drafted = api
-        .api()
-        .add_run_comment(
-            &id,
-            &run.id,
-            &NewComment {
-                body: "Say which review.".into(),
-                category: None,
-                locator: Some(quote("final review")),
-                base_comments_revision: None,
-                suggestion: None,
-            },
-        )
-        .await
-        .expect("a run comment")
-        .comment
-        .id;
+    let (_, drafted) = run_with_a_draft(&api, &id).await;
 
     let browser = recording_browser(&server, WIDE).await;
     browser.sign_in("ada@example.com", PASSWORD).await;

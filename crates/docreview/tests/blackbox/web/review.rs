@@ -1,10 +1,12 @@
 //! The review screen: highlights drawn from the server's anchors, commenting on a selection,
 //! replying, resolving and reopening, in a real browser; state read back through the API.
 
-use docreview_client::api::{AnchorState, Category, CommentStatus, ReviewView};
+use docreview_client::api::{
+    AnchorState, Category, CommentStatus, NewComment, ReviewView, RunView, StartRun,
+};
 use serde_json::json;
 
-use crate::support::{Client, Server};
+use crate::support::{Client, Server, quote};
 use crate::web::harness::{self, Browser, NARROW, WIDE};
 
 pub const PASSWORD: &str = "correct horse battery";
@@ -21,6 +23,41 @@ pub async fn setup() -> (Server, Client) {
     let token = server.issue_token("ada@example.com", "docs,comments,access");
     let api = server.client(Some(&token));
     (server, api)
+}
+
+/// A running run, "Style pass", on `review_id` with one draft comment on "final review": the
+/// run and the draft's id.
+pub async fn run_with_a_draft(api: &Client, review_id: &str) -> (RunView, String) {
+    let run = api
+        .api()
+        .start_run(
+            review_id,
+            &StartRun {
+                kind: None,
+                title: Some("Style pass".into()),
+                version_id: None,
+            },
+        )
+        .await
+        .expect("a run");
+    let draft = api
+        .api()
+        .add_run_comment(
+            review_id,
+            &run.id,
+            &NewComment {
+                body: "Say which review.".into(),
+                category: None,
+                locator: Some(quote("final review")),
+                base_comments_revision: None,
+                suggestion: None,
+            },
+        )
+        .await
+        .expect("a run comment")
+        .comment
+        .id;
+    (run, draft)
 }
 
 /// The document as the API reads it back (through the typed client).

@@ -737,6 +737,7 @@ async fn the_fragment_routes_refuse_what_they_cannot_answer() {
         "/reviews/rv_nope/threads/c_x".to_string(),
         "/reviews/rv_nope/threads?ids=a".to_string(),
         "/reviews/rv_nope/panel".to_string(),
+        "/reviews/rv_nope/runs".to_string(),
     ] {
         assert_eq!(session.get(&path).await.status, 404, "{path}");
     }

@@ -27,6 +27,24 @@ async fn workflow(api: &Client, review_id: &str) -> Value {
         .clone()
 }
 
+/// A Revise comment on "ship on Monday" suggesting "ship on Tuesday"; its id.
+async fn suggest_tuesday(api: &Client, review_id: &str) -> String {
+    api.post(
+        &format!("/api/reviews/{review_id}/comments"),
+        &json!({
+            "body": "Tuesday, surely.",
+            "category": "revise",
+            "locator": { "quote": { "exact": "ship on Monday" } },
+            "suggestion": { "text": "ship on Tuesday" },
+        }),
+    )
+    .await
+    .expect(201)["comment"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_decision_with_a_note_and_a_reviewer_requested_show_in_the_bar() {
     if !harness::available() {
@@ -368,21 +386,7 @@ async fn an_editor_applies_a_suggestion_and_the_screen_shows_the_new_version() {
     let first_version = crate::web::review::review_of(&api, &id)
         .await
         .latest_version_id;
-    let comment = api
-        .post(
-            &format!("/api/reviews/{id}/comments"),
-            &json!({
-                "body": "Tuesday, surely.",
-                "category": "revise",
-                "locator": { "quote": { "exact": "ship on Monday" } },
-                "suggestion": { "text": "ship on Tuesday" },
-            }),
-        )
-        .await
-        .expect(201)["comment"]["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let comment = suggest_tuesday(&api, &id).await;
 
     let browser = Browser::open(&server, WIDE).await;
     browser.sign_in("ada@example.com", PASSWORD).await;
@@ -457,21 +461,7 @@ async fn a_reader_decides_but_is_offered_no_editor_action_and_bad_forms_are_refu
     let (server, api) = setup().await;
     server.create_user_with_password("bob@example.com", "Bob Byte", &[], PASSWORD);
     let id = api.upload("Launch plan", DOC).await.review_id;
-    let comment = api
-        .post(
-            &format!("/api/reviews/{id}/comments"),
-            &json!({
-                "body": "Tuesday, surely.",
-                "category": "revise",
-                "locator": { "quote": { "exact": "ship on Monday" } },
-                "suggestion": { "text": "ship on Tuesday" },
-            }),
-        )
-        .await
-        .expect(201)["comment"]["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let comment = suggest_tuesday(&api, &id).await;
 
     let browser = Browser::open(&server, WIDE).await;
     browser.sign_in("bob@example.com", PASSWORD).await;
