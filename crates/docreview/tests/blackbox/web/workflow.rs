@@ -176,6 +176,7 @@ async fn finalizing_is_refused_with_open_comments_then_the_screen_reads_finalize
         )
         .await;
     assert_eq!(workflow(&api, &id).await["state"], "finalized");
+    browser.screenshot("workflow-finalized").await;
     assert!(
         browser
             .text("#review-finalized")
@@ -356,6 +357,7 @@ async fn reactions_on_a_comment_and_a_reply_toggle_and_read_back() {
             "Ada's 🎉 on the reply",
         )
         .await;
+    browser.screenshot("workflow-reactions").await;
     assert_eq!(
         reactions_of(&api, &id, true).await,
         json!([{ "emoji": "hooray", "count": 1, "reactedByMe": true }])
@@ -400,6 +402,7 @@ async fn an_editor_applies_a_suggestion_and_the_screen_shows_the_new_version() {
         browser.text(&format!("{card} .suggestion ins")).await,
         "ship on Tuesday"
     );
+    browser.screenshot("workflow-suggestion").await;
     browser.check_accessibility("a suggestion").await;
 
     browser.click(&format!("{card} [data-action=apply]")).await;
